@@ -1,0 +1,250 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// conn serves one client connection with two goroutines: serve (this one)
+// reads frames, decodes them and calls the handler, one request at a time;
+// writeLoop encodes and writes responses in the order they were queued.
+// Reading request N+1 overlaps with writing response N, but request N+1 is
+// not handled before request N's response is queued, which is the ordering
+// Kafka clients rely on.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	info   ConnInfo
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// out carries encoded response frames to writeLoop; closed by serve
+	// when it stops reading.
+	out chan []byte
+	// writeDone is closed when writeLoop exits.
+	writeDone chan struct{}
+}
+
+func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
+	ctx, cancel := context.WithCancel(srv.ctx)
+	c := &conn{
+		srv: srv,
+		nc:  nc,
+		info: ConnInfo{
+			ID:               id,
+			Listener:         l.cfg.Name,
+			SecurityProtocol: l.cfg.SecurityProtocol,
+			Remote:           nc.RemoteAddr(),
+			Local:            nc.LocalAddr(),
+		},
+		ctx:       ctx,
+		cancel:    cancel,
+		out:       make(chan []byte, 64),
+		writeDone: make(chan struct{}),
+	}
+	c.log = srv.log.With("conn", id, "remote", c.info.Remote.String(), "listener", l.cfg.Name)
+	return c
+}
+
+// serve runs the read side until the connection ends.
+func (c *conn) serve() {
+	go c.writeLoop()
+	defer func() {
+		close(c.out)
+		<-c.writeDone
+		c.cancel()
+		c.nc.Close()
+	}()
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var sizeBuf [4]byte
+	for {
+		if err := c.setIdleDeadline(); err != nil {
+			return
+		}
+		if _, err := io.ReadFull(br, sizeBuf[:]); err != nil {
+			c.logReadEnd(err)
+			return
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 0 || size > c.srv.cfg.MaxRequestSize {
+			// Kafka closes the connection on an oversized frame
+			// (InvalidReceiveException) without reading it.
+			c.log.Warn("closing connection: request frame size out of range",
+				"size", size, "socket.request.max.bytes", c.srv.cfg.MaxRequestSize)
+			return
+		}
+		frame := make([]byte, size)
+		// A frame in progress is read without the idle deadline: a
+		// slow sender of a large request is not idle.
+		c.nc.SetReadDeadline(time.Time{})
+		if _, err := io.ReadFull(br, frame); err != nil {
+			c.logReadEnd(err)
+			return
+		}
+		if !c.handleFrame(frame) {
+			return
+		}
+	}
+}
+
+func (c *conn) setIdleDeadline() error {
+	if c.srv.cfg.IdleTimeout <= 0 {
+		return nil
+	}
+	return c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+}
+
+func (c *conn) logReadEnd(err error) {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), c.ctx.Err() != nil:
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.log.Info("closing idle connection", "connections.max.idle.ms", c.srv.cfg.IdleTimeout.Milliseconds())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		c.log.Debug("connection closed mid-frame")
+	default:
+		c.log.Debug("connection read ended", "err", err)
+	}
+}
+
+// handleFrame decodes and answers one request. It returns false when the
+// connection must close: malformed frames, unknown API keys and unsupported
+// versions close the connection, as Kafka does.
+func (c *conn) handleFrame(frame []byte) (keepOpen bool) {
+	received := time.Now()
+	h, body, err := parseHeader(frame)
+	if err != nil {
+		c.log.Warn("closing connection: malformed request", "err", err)
+		return false
+	}
+	minV, maxV, ok := c.srv.handler.VersionRange(h.key)
+	if !ok {
+		c.log.Warn("closing connection: unsupported API key", "api_key", h.key, "client_id", h.clientID)
+		return false
+	}
+	req := kmsg.RequestForKey(h.key)
+	if req == nil {
+		c.log.Warn("closing connection: unsupported API key", "api_key", h.key, "client_id", h.clientID)
+		return false
+	}
+	version := h.version
+	if version < minV || version > maxV {
+		// KIP-511: a client may send ApiVersions at a version newer
+		// than the broker's; the handler answers it at v0 with
+		// UNSUPPORTED_VERSION and the version table. Any other API
+		// at an unsupported version closes the connection.
+		if h.key != int16(kmsg.ApiVersions) || version < 0 {
+			c.log.Warn("closing connection: unsupported API version",
+				"api", kmsg.NameForKey(h.key), "version", version, "supported", fmt.Sprintf("%d-%d", minV, maxV), "client_id", h.clientID)
+			return false
+		}
+		req.SetVersion(0)
+		body = nil
+	} else {
+		req.SetVersion(version)
+		if req.IsFlexible() {
+			if body, err = skipTags(body); err != nil {
+				c.log.Warn("closing connection: malformed request header", "api", kmsg.NameForKey(h.key), "err", err)
+				return false
+			}
+		}
+		if err := req.ReadFrom(body); err != nil {
+			c.log.Warn("closing connection: malformed request body",
+				"api", kmsg.NameForKey(h.key), "version", version, "client_id", h.clientID, "err", err)
+			return false
+		}
+	}
+	r := &Request{
+		Key:           h.key,
+		Version:       version,
+		CorrelationID: h.correlationID,
+		ClientID:      h.clientID,
+		Body:          req,
+		Conn:          &c.info,
+		Received:      received,
+	}
+	resp, err := c.callHandler(r)
+	if err != nil {
+		c.log.Warn("closing connection", "api", kmsg.NameForKey(h.key), "version", version, "err", err)
+		return false
+	}
+	if resp == nil {
+		return true
+	}
+	select {
+	case c.out <- appendResponse(nil, h.correlationID, resp):
+		return true
+	case <-c.writeDone:
+		return false
+	}
+}
+
+// callHandler calls the handler, turning a panic into an error so that one
+// bad request closes one connection and never the broker.
+func (c *conn) callHandler(r *Request) (resp kmsg.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("handler panic", "api", kmsg.NameForKey(r.Key), "version", r.Version,
+				"panic", p, "stack", string(debug.Stack()))
+			resp, err = nil, fmt.Errorf("internal error handling %s", kmsg.NameForKey(r.Key))
+		}
+	}()
+	return c.srv.handler.Handle(c.ctx, r)
+}
+
+// writeLoop writes queued response frames, batching whatever is queued into
+// one write.
+func (c *conn) writeLoop() {
+	defer close(c.writeDone)
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	for frame := range c.out {
+		if _, err := bw.Write(frame); err != nil {
+			c.fail(err)
+			return
+		}
+		for more := true; more; {
+			select {
+			case f, ok := <-c.out:
+				if !ok {
+					more = false
+					break
+				}
+				if _, err := bw.Write(f); err != nil {
+					c.fail(err)
+					return
+				}
+			default:
+				more = false
+			}
+		}
+		if err := bw.Flush(); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+}
+
+// fail ends a connection whose write side broke: the read side sees the
+// closed socket and stops. Draining out keeps serve from blocking.
+func (c *conn) fail(err error) {
+	if c.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+		c.log.Debug("connection write failed", "err", err)
+	}
+	c.cancel()
+	c.nc.Close()
+	go func() {
+		for range c.out {
+		}
+	}()
+}

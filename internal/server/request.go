@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request is one decoded client request.
+type Request struct {
+	Key           int16
+	Version       int16
+	CorrelationID int32
+	ClientID      string
+	// Body is the decoded request, its version set. Byte fields (record
+	// batches) alias the frame buffer, which the request owns until its
+	// handler returns.
+	Body     kmsg.Request
+	Conn     *ConnInfo
+	Received time.Time
+}
+
+// ConnInfo describes the connection a request arrived on.
+type ConnInfo struct {
+	ID               uint64
+	Listener         string
+	SecurityProtocol string
+	Remote           net.Addr
+	Local            net.Addr
+}
+
+// Handler answers requests. The context passed to Handle is cancelled when
+// the connection closes or the server shuts down, so parked requests (fetch
+// long-polls, acks=all waits) end with their connection.
+//
+// Handler answers requests. The server calls it from each connection's read
+// goroutine, one request at a time per connection, so the requests of one
+// connection take effect in the order sent (Kafka mutes a connection while
+// a request is in flight).
+type Handler interface {
+	// Handle answers req. A nil response sends nothing (produce with
+	// acks=0). An error closes the connection.
+	Handle(ctx context.Context, req *Request) (kmsg.Response, error)
+	// VersionRange is the range of versions implemented for an API key;
+	// ok is false for keys the broker does not serve.
+	VersionRange(key int16) (minVersion, maxVersion int16, ok bool)
+}
+
+// errFrame marks a frame that cannot be decoded; the connection is closed.
+var errFrame = errors.New("malformed request")
+
+// header is a decoded request header (v0, v1 or v2).
+type header struct {
+	key           int16
+	version       int16
+	correlationID int32
+	clientID      string
+}
+
+// parseHeader decodes a request header from a frame and returns the rest of
+// the frame. Header v0 has no client id and is only used by ControlledShutdown
+// v0, which we do not serve, so v1 is assumed; flexible versions (KIP-482,
+// header v2) add tagged fields, which are skipped.
+func parseHeader(frame []byte) (header, []byte, error) {
+	if len(frame) < 8 {
+		return header{}, nil, fmt.Errorf("%w: frame of %d bytes is shorter than a request header", errFrame, len(frame))
+	}
+	r := kbin.Reader{Src: frame}
+	h := header{key: r.Int16(), version: r.Int16(), correlationID: r.Int32()}
+	if id := r.NullableString(); id != nil {
+		h.clientID = *id
+	}
+	if !r.Ok() {
+		return h, nil, fmt.Errorf("%w: truncated request header", errFrame)
+	}
+	return h, r.Src, nil
+}
+
+// skipTags skips a tagged-field section (KIP-482).
+func skipTags(b []byte) ([]byte, error) {
+	r := kbin.Reader{Src: b}
+	n := r.Uvarint()
+	for i := uint32(0); i < n && r.Ok(); i++ {
+		r.Uvarint() // tag
+		size := r.Uvarint()
+		r.Span(int(size))
+	}
+	if !r.Ok() {
+		return nil, fmt.Errorf("%w: truncated tagged fields", errFrame)
+	}
+	return r.Src, nil
+}
+
+// appendResponse encodes a size-prefixed response frame. Response header v1
+// (flexible) adds an empty tagged-field section, except for ApiVersions,
+// whose response header is always v0 so that clients can read it before
+// they know the broker's versions (KIP-511).
+func appendResponse(dst []byte, correlationID int32, resp kmsg.Response) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = kbin.AppendInt32(dst, correlationID)
+	if resp.IsFlexible() && resp.Key() != int16(kmsg.ApiVersions) {
+		dst = append(dst, 0)
+	}
+	dst = resp.AppendTo(dst)
+	size := len(dst) - start - 4
+	dst[start] = byte(size >> 24)
+	dst[start+1] = byte(size >> 16)
+	dst[start+2] = byte(size >> 8)
+	dst[start+3] = byte(size)
+	return dst
+}

@@ -1,0 +1,174 @@
+// Package server accepts Kafka protocol connections: it binds the listeners,
+// reads size-prefixed request frames, decodes request headers and bodies with
+// kmsg, hands each request to a Handler and writes the responses back in
+// request order.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ListenerConfig is one listener: a name (as in listeners=NAME://host:port),
+// its security protocol and the address to bind.
+type ListenerConfig struct {
+	Name             string
+	SecurityProtocol string
+	Addr             string
+}
+
+// Config holds the server's settings.
+type Config struct {
+	Listeners []ListenerConfig
+	// MaxRequestSize is socket.request.max.bytes: larger frames close the
+	// connection.
+	MaxRequestSize int32
+	// IdleTimeout is connections.max.idle.ms: a connection with no request
+	// for this long is closed. Zero disables it.
+	IdleTimeout time.Duration
+}
+
+// Server owns the listeners and their connections.
+type Server struct {
+	cfg     Config
+	handler Handler
+	log     *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	nextID atomic.Uint64
+
+	mu struct {
+		sync.Mutex
+		listeners []*listener
+		conns     map[*conn]struct{}
+		closed    bool
+	}
+	wg sync.WaitGroup
+}
+
+type listener struct {
+	cfg ListenerConfig
+	ln  net.Listener
+}
+
+// New returns a server; Start binds its listeners.
+func New(cfg Config, handler Handler, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.MaxRequestSize <= 0 {
+		cfg.MaxRequestSize = 100 << 20
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{cfg: cfg, handler: handler, log: log, ctx: ctx, cancel: cancel}
+	s.mu.conns = make(map[*conn]struct{})
+	return s
+}
+
+// Start binds every listener and starts accepting. On error nothing stays
+// bound.
+func (s *Server) Start() error {
+	var bound []*listener
+	for _, lc := range s.cfg.Listeners {
+		ln, err := net.Listen("tcp", lc.Addr)
+		if err != nil {
+			for _, l := range bound {
+				l.ln.Close()
+			}
+			return fmt.Errorf("listener %s on %s: %w", lc.Name, lc.Addr, err)
+		}
+		bound = append(bound, &listener{cfg: lc, ln: ln})
+	}
+	s.mu.Lock()
+	s.mu.listeners = bound
+	s.mu.Unlock()
+	for _, l := range bound {
+		s.wg.Add(1)
+		go s.accept(l)
+	}
+	return nil
+}
+
+// Addrs returns the bound address of each listener by name (useful when a
+// listener was configured with port 0).
+func (s *Server) Addrs() map[string]net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[string]net.Addr, len(s.mu.listeners))
+	for _, l := range s.mu.listeners {
+		m[l.cfg.Name] = l.ln.Addr()
+	}
+	return m
+}
+
+func (s *Server) accept(l *listener) {
+	defer s.wg.Done()
+	var backoff time.Duration
+	for {
+		nc, err := l.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || s.ctx.Err() != nil {
+				return
+			}
+			// Out of file descriptors and the like: back off
+			// rather than spin.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed", "listener", l.cfg.Name, "err", err, "retry_in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-s.ctx.Done():
+				return
+			}
+			continue
+		}
+		backoff = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		c := newConn(s, l, nc, s.nextID.Add(1))
+		s.mu.Lock()
+		if s.mu.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return
+		}
+		s.mu.conns[c] = struct{}{}
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.mu.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops accepting, closes every connection and waits for their
+// goroutines to end.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	for _, l := range s.mu.listeners {
+		l.ln.Close()
+	}
+	for c := range s.mu.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
