@@ -1,0 +1,304 @@
+package broker
+
+// Fetch (key 1), v4-v16.
+//
+// v4 is the first version whose responses carry v2 record batches (with
+// last stable offset and aborted transactions), which is how we store them;
+// older versions are not advertised (as in Kafka 4, KIP-896). v7+ adds
+// incremental fetch sessions (KIP-227, fetch_session.go), v9+ the client's
+// current leader epoch (KIP-320: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH),
+// v12+ flexible encoding, v13+ topic ids instead of names (KIP-516:
+// UNKNOWN_TOPIC_ID).
+//
+// Limits (KIP-74): the response holds at most max_bytes and each partition
+// at most its partition_max_bytes, but the first batch of the first
+// partition with data is returned whole even when larger, so a consumer
+// always makes progress. Only committed data (below the high watermark, or
+// the last stable offset for read_committed) is returned.
+//
+// Long-poll: when fewer than min_bytes are available the request parks on
+// its partitions (partition.Waiter) until an append moves a high watermark,
+// max_wait_ms passes or the connection closes. No polling loop: each wake-up
+// comes from an append.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/server"
+)
+
+func init() { register(kmsg.Fetch, 4, 16, (*Broker).handleFetch) }
+
+// fetchItem is one partition to read in this request.
+type fetchItem struct {
+	key                fetchSessionKey
+	fetchOffset        int64
+	maxBytes           int32
+	currentLeaderEpoch int32
+	session            *sessionPartition // nil for sessionless fetches
+}
+
+func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.FetchRequest)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	useIDs := r.Version >= 13
+
+	items, session, full, errCode := b.fetchPlan(req, r.Received)
+	if errCode != 0 {
+		resp.ErrorCode = errCode
+		return resp, nil
+	}
+	if session != nil {
+		defer session.mu.Unlock()
+		resp.SessionID = session.id
+	}
+
+	maxBytes := req.MaxBytes
+	if maxBytes <= 0 || maxBytes > b.cfg.FetchMaxBytes {
+		maxBytes = b.cfg.FetchMaxBytes
+	}
+	readCommitted := req.IsolationLevel == 1
+	deadline := r.Received.Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+
+	var waiter *partition.Waiter
+	var watched []*partition.Partition
+	defer func() {
+		for _, p := range watched {
+			p.Unwatch(waiter)
+		}
+	}()
+	for {
+		img := b.meta.Image()
+		out, size, anyError := b.readFetch(img, items, maxBytes, readCommitted, useIDs, full)
+		done := anyError || size >= int(req.MinBytes) || req.MaxWaitMillis <= 0
+		wait := time.Until(deadline)
+		if done || wait <= 0 || ctx.Err() != nil {
+			resp.Topics = out
+			return resp, nil
+		}
+		if waiter == nil {
+			// Register, then loop to re-read: an append between the
+			// read above and Watch is seen by that re-read.
+			waiter = partition.NewWaiter()
+			for _, it := range items {
+				if p := b.partitions.Get(b.topicName(img, it.key), it.key.partition); p != nil {
+					p.Watch(waiter)
+					watched = append(watched, p)
+				}
+			}
+			continue
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-waiter.C:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+	}
+}
+
+// fetchPlan works out which partitions to read from the request and its
+// session (KIP-227). On success with a session, the session's lock is held
+// and the caller unlocks it. full reports whether every partition goes into
+// the response (a full fetch) rather than only the changed ones.
+func (b *Broker) fetchPlan(req *kmsg.FetchRequest, now time.Time) (items []fetchItem, s *fetchSession, full bool, errCode int16) {
+	listed := func() []sessionPartition {
+		var ps []sessionPartition
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				ps = append(ps, sessionPartition{
+					key:                fetchSessionKey{topicID: t.TopicID, topic: t.Topic, partition: p.Partition},
+					fetchOffset:        p.FetchOffset,
+					maxBytes:           p.PartitionMaxBytes,
+					currentLeaderEpoch: p.CurrentLeaderEpoch,
+					lastFetchedEpoch:   p.LastFetchedEpoch,
+				})
+			}
+		}
+		return ps
+	}
+	toItems := func(ps []sessionPartition) []fetchItem {
+		out := make([]fetchItem, len(ps))
+		for i, p := range ps {
+			out[i] = fetchItem{key: p.key, fetchOffset: p.fetchOffset, maxBytes: p.maxBytes, currentLeaderEpoch: p.currentLeaderEpoch}
+		}
+		return out
+	}
+
+	switch {
+	case req.Version < 7 || (req.SessionID == 0 && req.SessionEpoch == fetchFinalEpoch):
+		return toItems(listed()), nil, true, 0
+
+	case req.SessionEpoch == fetchFinalEpoch:
+		// Close the session; this request is a sessionless full fetch.
+		b.fetchSessions.remove(req.SessionID)
+		return toItems(listed()), nil, true, 0
+
+	case req.SessionEpoch == fetchInitialEpoch:
+		if req.SessionID != 0 {
+			b.fetchSessions.remove(req.SessionID)
+		}
+		s = b.fetchSessions.create(now)
+		ps := listed()
+		if s == nil {
+			return toItems(ps), nil, true, 0
+		}
+		s.mu.Lock()
+		for _, p := range ps {
+			sp := s.upsertLocked(p)
+			items = append(items, fetchItem{key: sp.key, fetchOffset: sp.fetchOffset, maxBytes: sp.maxBytes, currentLeaderEpoch: sp.currentLeaderEpoch, session: sp})
+		}
+		return items, s, true, 0
+
+	default:
+		s = b.fetchSessions.get(req.SessionID)
+		if s == nil {
+			return nil, nil, false, kerr.FetchSessionIDNotFound.Code
+		}
+		s.mu.Lock()
+		if req.SessionEpoch != s.epoch {
+			s.mu.Unlock()
+			return nil, nil, false, kerr.InvalidFetchSessionEpoch.Code
+		}
+		s.epoch++
+		if s.epoch < 0 {
+			s.epoch = 1
+		}
+		s.lastUsed = now
+		for _, p := range listed() {
+			s.upsertLocked(p)
+		}
+		for _, t := range req.ForgottenTopics {
+			for _, p := range t.Partitions {
+				s.forgetLocked(fetchSessionKey{topicID: t.TopicID, topic: t.Topic, partition: p})
+			}
+		}
+		for _, k := range s.order {
+			sp := s.parts[k]
+			items = append(items, fetchItem{key: sp.key, fetchOffset: sp.fetchOffset, maxBytes: sp.maxBytes, currentLeaderEpoch: sp.currentLeaderEpoch, session: sp})
+		}
+		return items, s, false, 0
+	}
+}
+
+// topicName resolves a session key's topic name (v13+ keys carry ids).
+func (b *Broker) topicName(img *metadata.Image, k fetchSessionKey) string {
+	if k.topic != "" {
+		return k.topic
+	}
+	if t, ok := img.TopicByID(metadata.Uuid(k.topicID)); ok {
+		return t.Name
+	}
+	return ""
+}
+
+// readFetch reads every item once. It returns the response topics, the
+// number of record bytes and whether any partition has an error.
+func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int32, readCommitted, useIDs, full bool) ([]kmsg.FetchResponseTopic, int, bool) {
+	var topics []kmsg.FetchResponseTopic
+	topicIndex := make(map[fetchSessionKey]int) // keyed by topic (partition -1)
+	remaining := int(maxBytes)
+	size := 0
+	anyError := false
+	for _, it := range items {
+		rp := b.readFetchPartition(img, it, &remaining, size == 0, readCommitted, useIDs)
+		if rp.ErrorCode != 0 {
+			anyError = true
+		}
+		size += len(rp.RecordBatches)
+		if sp := it.session; sp != nil {
+			changed := len(rp.RecordBatches) > 0 || rp.ErrorCode != 0 ||
+				rp.HighWatermark != sp.sentHighWatermark || rp.LastStableOffset != sp.sentLastStableOffset ||
+				rp.LogStartOffset != sp.sentLogStartOffset
+			if !full && !changed {
+				continue
+			}
+			sp.sentHighWatermark, sp.sentLastStableOffset, sp.sentLogStartOffset = rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset
+		}
+		tk := fetchSessionKey{topicID: it.key.topicID, topic: it.key.topic, partition: -1}
+		i, ok := topicIndex[tk]
+		if !ok {
+			t := kmsg.NewFetchResponseTopic()
+			t.Topic = it.key.topic
+			t.TopicID = it.key.topicID
+			topics = append(topics, t)
+			i = len(topics) - 1
+			topicIndex[tk] = i
+		}
+		topics[i].Partitions = append(topics[i].Partitions, rp)
+	}
+	return topics, size, anyError
+}
+
+func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining *int, first, readCommitted, useIDs bool) kmsg.FetchResponseTopicPartition {
+	rp := kmsg.NewFetchResponseTopicPartition()
+	rp.Partition = it.key.partition
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+
+	var t *metadata.TopicImage
+	var ok bool
+	if useIDs {
+		t, ok = img.TopicByID(metadata.Uuid(it.key.topicID))
+	} else {
+		t, ok = img.Topic(it.key.topic)
+	}
+	if !ok {
+		rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		if useIDs {
+			rp.ErrorCode = kerr.UnknownTopicID.Code
+		}
+		return rp
+	}
+	p := b.partitions.Get(t.Name, it.key.partition)
+	if p == nil {
+		rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		if _, exists := img.Partition(t.Name, it.key.partition); exists {
+			rp.ErrorCode = kerr.NotLeaderForPartition.Code
+		}
+		return rp
+	}
+	if p.Leader() != b.nodeID {
+		rp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return rp
+	}
+	if e := it.currentLeaderEpoch; e >= 0 {
+		switch ours := p.LeaderEpoch(); {
+		case e < ours:
+			rp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			return rp
+		case e > ours:
+			rp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			return rp
+		}
+	}
+	// Without transactions the last stable offset equals the high
+	// watermark, so Read's high-watermark bound serves read_committed too.
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.HighWatermark(), p.LastStableOffset(), p.LogStartOffset()
+	if readCommitted {
+		rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	}
+	limit := min(int(it.maxBytes), *remaining)
+	if limit <= 0 && !first {
+		return rp
+	}
+	res, err := p.Read(it.fetchOffset, max(limit, 0), first)
+	if err != nil {
+		if errors.Is(err, kerr.OffsetOutOfRange) {
+			rp.ErrorCode = kerr.OffsetOutOfRange.Code
+			return rp
+		}
+		rp.ErrorCode = b.errCode(err)
+		return rp
+	}
+	rp.RecordBatches = res.Data
+	*remaining -= len(res.Data)
+	return rp
+}

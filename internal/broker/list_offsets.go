@@ -1,0 +1,102 @@
+package broker
+
+// ListOffsets (key 2), v1-v8.
+//
+// Timestamps: -2 earliest (log start offset), -1 latest (the high
+// watermark, or the last stable offset for read_committed, v2+), -3 the
+// record with the largest timestamp (KIP-734, v7+), -4 earliest local
+// (KIP-1005, v8+; without tiered storage the log start offset); otherwise
+// the first offset whose timestamp is at or after the given one (KIP-79),
+// or -1 when there is none. v4+ checks the client's current leader epoch
+// (KIP-320) and returns the leader epoch of the offset found. v0's
+// multi-offset form is not served (Kafka 4 dropped it too).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/server"
+)
+
+func init() { register(kmsg.ListOffsets, 1, 8, (*Broker).handleListOffsets) }
+
+const (
+	listLatest        = -1
+	listEarliest      = -2
+	listMaxTimestamp  = -3
+	listEarliestLocal = -4
+)
+
+func (b *Broker) handleListOffsets(_ context.Context, r *server.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	img := b.meta.Image()
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			sp.ErrorCode = b.listOffset(img, r.Version, req.IsolationLevel, rt.Topic, rp, &sp)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (b *Broker) listOffset(img *metadata.Image, version int16, isolation int8, topic string,
+	rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
+	t, ok := img.Topic(topic)
+	if !ok {
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	p := b.partitions.Get(topic, rp.Partition)
+	if p == nil {
+		if _, exists := img.Partition(t.Name, rp.Partition); exists {
+			return kerr.NotLeaderForPartition.Code
+		}
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	if p.Leader() != b.nodeID {
+		return kerr.NotLeaderForPartition.Code
+	}
+	epoch := p.LeaderEpoch()
+	if e := rp.CurrentLeaderEpoch; version >= 4 && e >= 0 {
+		if e < epoch {
+			return kerr.FencedLeaderEpoch.Code
+		}
+		if e > epoch {
+			return kerr.UnknownLeaderEpoch.Code
+		}
+	}
+	l := p.Log()
+	switch ts := rp.Timestamp; {
+	case ts == listLatest:
+		sp.Offset = p.HighWatermark()
+		if isolation == 1 {
+			sp.Offset = p.LastStableOffset()
+		}
+		sp.LeaderEpoch = epoch
+	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
+		sp.Offset = p.LogStartOffset()
+		sp.LeaderEpoch = -1 // FIXME-EPOCH: l.EpochForOffset(sp.Offset)
+	case ts == listMaxTimestamp && version >= 7:
+		sp.Offset, sp.Timestamp, sp.LeaderEpoch = l.MaxTimestampOffset()
+	case ts < 0:
+		return kerr.InvalidRequest.Code
+	default:
+		off, found, ep, ok := l.OffsetForTimestamp(ts)
+		if ok && off < p.HighWatermark() {
+			sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, found, ep
+		}
+	}
+	if version < 4 {
+		sp.LeaderEpoch = -1
+	}
+	return 0
+}

@@ -1,0 +1,175 @@
+package broker
+
+// Metadata (key 3), v0-v12.
+//
+// Brokers are listed with their endpoint for the listener the request came
+// in on. A null topic list (v1+; an empty one at v0) asks for every topic.
+// Topics are looked up by name, or by id from v10 (KIP-516; an unknown id is
+// UNKNOWN_TOPIC_ID). A missing topic is created with the broker's defaults
+// when auto.create.topics.enable is set and the request allows it
+// (allow_auto_topic_creation, v4+; always allowed before), unless the name is
+// invalid (INVALID_TOPIC_EXCEPTION) or internal. Creation is synchronous, so
+// the new topic is returned with its partitions at once. Authorized
+// operations (v8+) are filled when asked for; without ACLs every operation
+// is allowed.
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/server"
+)
+
+func init() { register(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
+
+// Kafka's AclOperation codes as bits of an authorized-operations field.
+const (
+	topicAuthorizedOps   = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11 // READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS
+	clusterAuthorizedOps = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12       // CREATE ALTER DESCRIBE CLUSTER_ACTION DESCRIBE_CONFIGS ALTER_CONFIGS IDEMPOTENT_WRITE
+	authorizedOpsOmitted = -2147483648
+)
+
+func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	img := b.meta.Image()
+
+	resp.Brokers = b.brokerEndpoints(img, r.Conn.Listener)
+	resp.ClusterID = &b.clusterID
+	resp.ControllerID = b.nodeID
+	resp.AuthorizedOperations = authorizedOpsOmitted
+	if req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = clusterAuthorizedOps
+	}
+
+	allTopics := req.Topics == nil || (r.Version == 0 && len(req.Topics) == 0)
+	if allTopics {
+		for _, t := range img.Topics() {
+			resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
+		}
+		return resp, nil
+	}
+
+	allowAuto := r.Version < 4 || req.AllowAutoTopicCreation
+	for _, rt := range req.Topics {
+		var t *metadata.TopicImage
+		var ok bool
+		switch {
+		case rt.Topic != nil:
+			t, ok = img.Topic(*rt.Topic)
+			if !ok && allowAuto && b.cfg.AutoCreateTopicsEnable {
+				var err error
+				t, err = b.autoCreateTopic(ctx, *rt.Topic)
+				if err != nil {
+					mt := kmsg.NewMetadataResponseTopic()
+					mt.Topic = rt.Topic
+					mt.ErrorCode = b.errCode(err)
+					resp.Topics = append(resp.Topics, mt)
+					continue
+				}
+				ok = true
+			}
+		case rt.TopicID != [16]byte{}:
+			t, ok = img.TopicByID(metadata.Uuid(rt.TopicID))
+		}
+		if !ok {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = rt.Topic
+			mt.TopicID = rt.TopicID
+			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			if rt.Topic == nil {
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+			} else if metadata.ValidateTopicName(*rt.Topic) != nil {
+				mt.ErrorCode = kerr.InvalidTopicException.Code
+			}
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
+	}
+	return resp, nil
+}
+
+// autoCreateTopic creates a topic a client asked for, with the broker's
+// default partition count and replication factor. Internal topic names are
+// never auto-created here; their coordinators create them.
+func (b *Broker) autoCreateTopic(ctx context.Context, name string) (*metadata.TopicImage, error) {
+	if err := metadata.ValidateTopicName(name); err != nil {
+		return nil, err
+	}
+	if metadata.IsInternalTopic(name) {
+		return nil, kerr.UnknownTopicOrPartition
+	}
+	b.autoCreate.Lock()
+	defer b.autoCreate.Unlock()
+	if t, ok := b.meta.Image().Topic(name); ok {
+		return t, nil
+	}
+	res := b.controller.CreateTopics(ctx, []metadata.CreateTopic{{Name: name, NumPartitions: -1, ReplicationFactor: -1}}, false)
+	if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return nil, err
+	}
+	b.log.Info("auto-created topic", "topic", name, "partitions", res[0].NumPartitions)
+	t, ok := b.meta.Image().Topic(name)
+	if !ok {
+		return nil, kerr.LeaderNotAvailable
+	}
+	return t, nil
+}
+
+func (b *Broker) topicMetadata(t *metadata.TopicImage, withOps bool) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	mt.IsInternal = t.IsInternal
+	mt.AuthorizedOperations = authorizedOpsOmitted
+	if withOps {
+		mt.AuthorizedOperations = topicAuthorizedOps
+	}
+	for _, p := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p.Partition
+		mp.Leader = p.Leader
+		mp.LeaderEpoch = p.LeaderEpoch
+		mp.Replicas = slices.Clone(p.Replicas)
+		mp.ISR = slices.Clone(p.ISR)
+		mp.OfflineReplicas = []int32{}
+		if p.Leader < 0 {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}
+
+// brokerEndpoints lists the registered, unfenced brokers with their
+// endpoint for the named listener.
+func (b *Broker) brokerEndpoints(img *metadata.Image, listener string) []kmsg.MetadataResponseBroker {
+	var out []kmsg.MetadataResponseBroker
+	for _, br := range img.Brokers() {
+		if br.Fenced {
+			continue
+		}
+		for _, ep := range br.Endpoints {
+			if ep.Name != listener {
+				continue
+			}
+			mb := kmsg.NewMetadataResponseBroker()
+			mb.NodeID = br.ID
+			mb.Host = ep.Host
+			mb.Port = ep.Port
+			if br.Rack != "" {
+				rack := br.Rack
+				mb.Rack = &rack
+			}
+			out = append(out, mb)
+		}
+	}
+	return out
+}

@@ -1,0 +1,562 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Broker is the typed, validated broker configuration. It is built once by
+// ParseBroker/LoadBroker and is read-only afterwards, so it may be shared
+// between goroutines without locking. Dynamic (AlterConfigs) values are not
+// folded in here: they are passed alongside to ResolveTopic and the Describe
+// functions, which apply Kafka's layering.
+type Broker struct {
+	// KRaft identity.
+	NodeID                  int32
+	ProcessRoles            []string // "broker", "controller"
+	BrokerRack              string   // "" if unset
+	ControllerListenerNames []string
+	ControllerQuorumVoters  string // raw config value
+	Voters                  []Voter
+
+	// Network.
+	Listeners                   []Listener
+	AdvertisedListeners         []Listener // explicit, or the non-controller Listeners
+	ListenerSecurityProtocolMap map[string]string
+	InterBrokerListenerName     string
+	SocketSendBufferBytes       int32
+	SocketReceiveBufferBytes    int32
+	SocketRequestMaxBytes       int32
+	ConnectionsMaxIdleMs        int64
+	MaxConnections              int32
+	MaxConnectionsPerIP         int32
+	QueuedMaxRequests           int32
+	NumNetworkThreads           int32
+	NumIOThreads                int32
+	BackgroundThreads           int32
+	RequestTimeoutMs            int32
+
+	// Storage and log defaults.
+	LogDirs                                 []string
+	MetadataLogDir                          string // explicit, or LogDirs[0]
+	NumRecoveryThreadsPerDataDir            int32
+	NumPartitions                           int32
+	DefaultReplicationFactor                int16
+	AutoCreateTopicsEnable                  bool
+	DeleteTopicEnable                       bool
+	MessageMaxBytes                         int32
+	LogSegmentBytes                         int32
+	LogRollMs                               int64 // log.roll.ms, else log.roll.hours
+	LogRollJitterMs                         int64 // log.roll.jitter.ms, else log.roll.jitter.hours
+	LogRetentionMs                          int64 // log.retention.ms > .minutes > .hours; -1 = forever
+	LogRetentionBytes                       int64
+	LogRetentionCheckIntervalMs             int64
+	LogCleanupPolicy                        []string
+	LogIndexIntervalBytes                   int32
+	LogIndexSizeMaxBytes                    int32
+	LogFlushIntervalMessages                int64
+	LogFlushIntervalMs                      int64 // log.flush.interval.ms, else log.flush.scheduler.interval.ms
+	LogFlushSchedulerIntervalMs             int64
+	LogFlushOffsetCheckpointIntervalMs      int32
+	LogFlushStartOffsetCheckpointIntervalMs int32
+	LogSegmentDeleteDelayMs                 int64
+	LogPreallocate                          bool
+	LogMessageTimestampType                 string
+	LogMessageTimestampBeforeMaxMs          int64
+	LogMessageTimestampAfterMaxMs           int64
+	CompressionType                         string
+	MinInsyncReplicas                       int32
+	UncleanLeaderElectionEnable             bool
+
+	// Log cleaner.
+	LogCleanerEnable              bool
+	LogCleanerThreads             int32
+	LogCleanerBackoffMs           int64
+	LogCleanerDedupeBufferSize    int64
+	LogCleanerMinCleanableRatio   float64
+	LogCleanerDeleteRetentionMs   int64
+	LogCleanerMinCompactionLagMs  int64
+	LogCleanerMaxCompactionLagMs  int64
+	LogCleanerIOMaxBytesPerSecond float64
+
+	// Replication and fetch.
+	ReplicaLagTimeMaxMs                       int64
+	ReplicaFetchMaxBytes                      int32
+	ReplicaFetchResponseMaxBytes              int32
+	ReplicaFetchWaitMaxMs                     int32
+	ReplicaFetchMinBytes                      int32
+	ReplicaFetchBackoffMs                     int32
+	ReplicaHighWatermarkCheckpointIntervalMs  int64
+	NumReplicaFetchers                        int32
+	FetchMaxBytes                             int32
+	FetchPurgatoryPurgeIntervalRequests       int32
+	ProducerPurgatoryPurgeIntervalRequests    int32
+	DeleteRecordsPurgatoryPurgeIntervalReqs   int32
+	MaxIncrementalFetchSessionCacheSlots      int32
+	AutoLeaderRebalanceEnable                 bool
+	LeaderImbalanceCheckIntervalSeconds       int64
+	LeaderImbalancePerBrokerPercentage        int32
+	BrokerHeartbeatIntervalMs                 int32
+	BrokerSessionTimeoutMs                    int32
+	InitialBrokerRegistrationTimeoutMs        int32
+	MetadataMaxRetentionBytes                 int64
+	MetadataMaxRetentionMs                    int64
+	MetadataLogSegmentBytes                   int32
+	MetadataLogSegmentMs                      int64
+	MetadataLogMaxRecordBytesBetweenSnapshots int64
+	MetadataLogMaxSnapshotIntervalMs          int64
+
+	// Groups and offsets.
+	GroupInitialRebalanceDelayMs    int32
+	GroupMinSessionTimeoutMs        int32
+	GroupMaxSessionTimeoutMs        int32
+	GroupMaxSize                    int32
+	GroupCoordinatorProtocols       []string
+	GroupConsumerSessionTimeoutMs   int32
+	GroupConsumerHeartbeatMs        int32
+	GroupConsumerMaxSize            int32
+	OffsetMetadataMaxBytes          int32
+	OffsetsRetentionMinutes         int32
+	OffsetsRetentionCheckIntervalMs int64
+	OffsetsTopicNumPartitions       int32
+	OffsetsTopicReplicationFactor   int16
+	OffsetsTopicSegmentBytes        int32
+	OffsetsCommitTimeoutMs          int32
+	OffsetsLoadBufferSize           int32
+
+	// Transactions and idempotence.
+	TransactionStateLogNumPartitions          int32
+	TransactionStateLogReplicationFactor      int16
+	TransactionStateLogMinISR                 int32
+	TransactionStateLogSegmentBytes           int32
+	TransactionStateLogLoadBufferSize         int32
+	TransactionMaxTimeoutMs                   int32
+	TransactionalIDExpirationMs               int32
+	TransactionAbortTimedOutCleanupIntervalMs int32
+	TransactionRemoveExpiredCleanupIntervalMs int32
+	TransactionPartitionVerificationEnable    bool
+	ProducerIDExpirationMs                    int32
+	ProducerIDExpirationCheckIntervalMs       int32
+
+	// Raw holds every key explicitly set (file, then overrides), exactly as
+	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
+	Raw map[string]string
+}
+
+// LoadBroker reads a Java .properties file (path may be "" for none), applies
+// "key=value" overrides on top (as kafka-server-start's --override does), and
+// parses the result with ParseBroker.
+func LoadBroker(path string, overrides []string) (*Broker, []string, error) {
+	props := map[string]string{}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading config file: %w", err)
+		}
+		props, err = ParseProperties(string(data))
+		if err != nil {
+			return nil, nil, fmt.Errorf("parsing %s: %w", path, err)
+		}
+	}
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, nil, fmt.Errorf("invalid override %q: expected key=value", o)
+		}
+		props[k] = v
+	}
+	return ParseBroker(props)
+}
+
+// ParseBroker validates props and builds the typed config. Unknown keys are
+// returned as warnings (Kafka logs them and carries on); invalid values are
+// errors naming the key and the allowed values, joined with errors.Join.
+func ParseBroker(props map[string]string) (*Broker, []string, error) {
+	var warnings []string
+	var errs []error
+	for _, k := range sortedNames(props) {
+		d := lookupBrokerDef(k)
+		if d == nil {
+			w := fmt.Sprintf("The configuration '%s' was supplied but isn't a known config.", k)
+			if s, ok := TopicServerDefault(k); ok {
+				w += fmt.Sprintf(" (%s is a topic config; its broker-wide default is %s)", k, s)
+			}
+			warnings = append(warnings, w)
+			continue
+		}
+		if err := d.Validate(props[k]); err != nil {
+			var ve *ValueError
+			if errors.As(err, &ve) {
+				ve.Name = k // keep the listener prefix in the message
+			}
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, warnings, errors.Join(errs...)
+	}
+	raw := make(map[string]string, len(props))
+	for k, v := range props {
+		raw[k] = v
+	}
+	b := &Broker{Raw: raw}
+	if err := b.fill(); err != nil {
+		return nil, warnings, err
+	}
+	return b, warnings, nil
+}
+
+// get returns the effective raw value of a broker key from props, falling back
+// to its default; ok is false for a null default.
+func get(props map[string]string, name string) (string, bool) {
+	if v, ok := props[name]; ok {
+		return strings.TrimSpace(v), true
+	}
+	d := brokerDefs[name]
+	if d == nil {
+		panic("config: unknown broker key " + name)
+	}
+	return d.Default, d.HasDefault
+}
+
+// fill sets the typed fields from Raw and checks cross-key constraints.
+func (b *Broker) fill() error {
+	p := b.Raw
+	str := func(n string) string { v, _ := get(p, n); return v }
+	i64 := func(n string) int64 { return parseInt(str(n)) }
+	i32 := func(n string) int32 { return int32(i64(n)) }
+	i16 := func(n string) int16 { return int16(i64(n)) }
+	boolean := func(n string) bool { return parseBool(str(n)) }
+	list := func(n string) []string { return splitList(str(n)) }
+	topicDefault := func(topicKey string) int64 { return parseInt(brokerTopicDefault(p, topicKey)) }
+
+	b.NodeID = i32("node.id")
+	b.ProcessRoles = list("process.roles")
+	b.BrokerRack = str("broker.rack")
+	b.ControllerListenerNames = upperAll(list("controller.listener.names"))
+	b.ControllerQuorumVoters = str("controller.quorum.voters")
+	b.Voters, _ = ParseVoters(b.ControllerQuorumVoters) // validated already
+
+	b.SocketSendBufferBytes = i32("socket.send.buffer.bytes")
+	b.SocketReceiveBufferBytes = i32("socket.receive.buffer.bytes")
+	b.SocketRequestMaxBytes = i32("socket.request.max.bytes")
+	b.ConnectionsMaxIdleMs = i64("connections.max.idle.ms")
+	b.MaxConnections = i32("max.connections")
+	b.MaxConnectionsPerIP = i32("max.connections.per.ip")
+	b.QueuedMaxRequests = i32("queued.max.requests")
+	b.NumNetworkThreads = i32("num.network.threads")
+	b.NumIOThreads = i32("num.io.threads")
+	b.BackgroundThreads = i32("background.threads")
+	b.RequestTimeoutMs = i32("request.timeout.ms")
+
+	b.NumRecoveryThreadsPerDataDir = i32("num.recovery.threads.per.data.dir")
+	b.NumPartitions = i32("num.partitions")
+	b.DefaultReplicationFactor = i16("default.replication.factor")
+	b.AutoCreateTopicsEnable = boolean("auto.create.topics.enable")
+	b.DeleteTopicEnable = boolean("delete.topic.enable")
+	b.MessageMaxBytes = i32("message.max.bytes")
+	b.LogSegmentBytes = i32("log.segment.bytes")
+	b.LogRollMs = topicDefault("segment.ms")
+	b.LogRollJitterMs = topicDefault("segment.jitter.ms")
+	b.LogRetentionMs = topicDefault("retention.ms")
+	b.LogRetentionBytes = i64("log.retention.bytes")
+	b.LogRetentionCheckIntervalMs = i64("log.retention.check.interval.ms")
+	b.LogCleanupPolicy = list("log.cleanup.policy")
+	b.LogIndexIntervalBytes = i32("log.index.interval.bytes")
+	b.LogIndexSizeMaxBytes = i32("log.index.size.max.bytes")
+	b.LogFlushIntervalMessages = i64("log.flush.interval.messages")
+	b.LogFlushIntervalMs = topicDefault("flush.ms")
+	b.LogFlushSchedulerIntervalMs = i64("log.flush.scheduler.interval.ms")
+	b.LogFlushOffsetCheckpointIntervalMs = i32("log.flush.offset.checkpoint.interval.ms")
+	b.LogFlushStartOffsetCheckpointIntervalMs = i32("log.flush.start.offset.checkpoint.interval.ms")
+	b.LogSegmentDeleteDelayMs = i64("log.segment.delete.delay.ms")
+	b.LogPreallocate = boolean("log.preallocate")
+	b.LogMessageTimestampType = str("log.message.timestamp.type")
+	b.LogMessageTimestampBeforeMaxMs = topicDefault("message.timestamp.before.max.ms")
+	b.LogMessageTimestampAfterMaxMs = topicDefault("message.timestamp.after.max.ms")
+	b.CompressionType = str("compression.type")
+	b.MinInsyncReplicas = i32("min.insync.replicas")
+	b.UncleanLeaderElectionEnable = boolean("unclean.leader.election.enable")
+
+	b.LogCleanerEnable = boolean("log.cleaner.enable")
+	b.LogCleanerThreads = i32("log.cleaner.threads")
+	b.LogCleanerBackoffMs = i64("log.cleaner.backoff.ms")
+	b.LogCleanerDedupeBufferSize = i64("log.cleaner.dedupe.buffer.size")
+	b.LogCleanerMinCleanableRatio = parseFloat(str("log.cleaner.min.cleanable.ratio"))
+	b.LogCleanerDeleteRetentionMs = i64("log.cleaner.delete.retention.ms")
+	b.LogCleanerMinCompactionLagMs = i64("log.cleaner.min.compaction.lag.ms")
+	b.LogCleanerMaxCompactionLagMs = i64("log.cleaner.max.compaction.lag.ms")
+	b.LogCleanerIOMaxBytesPerSecond = parseFloat(str("log.cleaner.io.max.bytes.per.second"))
+
+	b.ReplicaLagTimeMaxMs = i64("replica.lag.time.max.ms")
+	b.ReplicaFetchMaxBytes = i32("replica.fetch.max.bytes")
+	b.ReplicaFetchResponseMaxBytes = i32("replica.fetch.response.max.bytes")
+	b.ReplicaFetchWaitMaxMs = i32("replica.fetch.wait.max.ms")
+	b.ReplicaFetchMinBytes = i32("replica.fetch.min.bytes")
+	b.ReplicaFetchBackoffMs = i32("replica.fetch.backoff.ms")
+	b.ReplicaHighWatermarkCheckpointIntervalMs = i64("replica.high.watermark.checkpoint.interval.ms")
+	b.NumReplicaFetchers = i32("num.replica.fetchers")
+	b.FetchMaxBytes = i32("fetch.max.bytes")
+	b.FetchPurgatoryPurgeIntervalRequests = i32("fetch.purgatory.purge.interval.requests")
+	b.ProducerPurgatoryPurgeIntervalRequests = i32("producer.purgatory.purge.interval.requests")
+	b.DeleteRecordsPurgatoryPurgeIntervalReqs = i32("delete.records.purgatory.purge.interval.requests")
+	b.MaxIncrementalFetchSessionCacheSlots = i32("max.incremental.fetch.session.cache.slots")
+	b.AutoLeaderRebalanceEnable = boolean("auto.leader.rebalance.enable")
+	b.LeaderImbalanceCheckIntervalSeconds = i64("leader.imbalance.check.interval.seconds")
+	b.LeaderImbalancePerBrokerPercentage = i32("leader.imbalance.per.broker.percentage")
+	b.BrokerHeartbeatIntervalMs = i32("broker.heartbeat.interval.ms")
+	b.BrokerSessionTimeoutMs = i32("broker.session.timeout.ms")
+	b.InitialBrokerRegistrationTimeoutMs = i32("initial.broker.registration.timeout.ms")
+	b.MetadataMaxRetentionBytes = i64("metadata.max.retention.bytes")
+	b.MetadataMaxRetentionMs = i64("metadata.max.retention.ms")
+	b.MetadataLogSegmentBytes = i32("metadata.log.segment.bytes")
+	b.MetadataLogSegmentMs = i64("metadata.log.segment.ms")
+	b.MetadataLogMaxRecordBytesBetweenSnapshots = i64("metadata.log.max.record.bytes.between.snapshots")
+	b.MetadataLogMaxSnapshotIntervalMs = i64("metadata.log.max.snapshot.interval.ms")
+
+	b.GroupInitialRebalanceDelayMs = i32("group.initial.rebalance.delay.ms")
+	b.GroupMinSessionTimeoutMs = i32("group.min.session.timeout.ms")
+	b.GroupMaxSessionTimeoutMs = i32("group.max.session.timeout.ms")
+	b.GroupMaxSize = i32("group.max.size")
+	b.GroupCoordinatorProtocols = list("group.coordinator.rebalance.protocols")
+	b.GroupConsumerSessionTimeoutMs = i32("group.consumer.session.timeout.ms")
+	b.GroupConsumerHeartbeatMs = i32("group.consumer.heartbeat.interval.ms")
+	b.GroupConsumerMaxSize = i32("group.consumer.max.size")
+	b.OffsetMetadataMaxBytes = i32("offset.metadata.max.bytes")
+	b.OffsetsRetentionMinutes = i32("offsets.retention.minutes")
+	b.OffsetsRetentionCheckIntervalMs = i64("offsets.retention.check.interval.ms")
+	b.OffsetsTopicNumPartitions = i32("offsets.topic.num.partitions")
+	b.OffsetsTopicReplicationFactor = i16("offsets.topic.replication.factor")
+	b.OffsetsTopicSegmentBytes = i32("offsets.topic.segment.bytes")
+	b.OffsetsCommitTimeoutMs = i32("offsets.commit.timeout.ms")
+	b.OffsetsLoadBufferSize = i32("offsets.load.buffer.size")
+
+	b.TransactionStateLogNumPartitions = i32("transaction.state.log.num.partitions")
+	b.TransactionStateLogReplicationFactor = i16("transaction.state.log.replication.factor")
+	b.TransactionStateLogMinISR = i32("transaction.state.log.min.isr")
+	b.TransactionStateLogSegmentBytes = i32("transaction.state.log.segment.bytes")
+	b.TransactionStateLogLoadBufferSize = i32("transaction.state.log.load.buffer.size")
+	b.TransactionMaxTimeoutMs = i32("transaction.max.timeout.ms")
+	b.TransactionalIDExpirationMs = i32("transactional.id.expiration.ms")
+	b.TransactionAbortTimedOutCleanupIntervalMs = i32("transaction.abort.timed.out.transaction.cleanup.interval.ms")
+	b.TransactionRemoveExpiredCleanupIntervalMs = i32("transaction.remove.expired.transaction.cleanup.interval.ms")
+	b.TransactionPartitionVerificationEnable = boolean("transaction.partition.verification.enable")
+	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
+	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
+
+	// log.dirs wins over log.dir; Vltava's ./data default applies only when
+	// neither is set.
+	if _, set := p["log.dirs"]; !set {
+		if dir, set := p["log.dir"]; set {
+			b.LogDirs = splitList(dir)
+		}
+	}
+	if b.LogDirs == nil {
+		b.LogDirs = list("log.dirs")
+	}
+	if len(b.LogDirs) == 0 {
+		return b.invalid("log.dirs", "must name at least one directory")
+	}
+	b.MetadataLogDir = str("metadata.log.dir")
+	if b.MetadataLogDir == "" {
+		b.MetadataLogDir = b.LogDirs[0]
+	}
+	return b.fillNetwork()
+}
+
+// fillNetwork resolves listeners, the protocol map and the KRaft roles, with
+// the cross-key checks of KafkaConfig.validateValues.
+func (b *Broker) fillNetwork() error {
+	p := b.Raw
+	str := func(n string) string { v, _ := get(p, n); return v }
+
+	seenRole := map[string]bool{}
+	for _, r := range b.ProcessRoles {
+		if seenRole[r] {
+			return b.invalid("process.roles", "must not repeat a role")
+		}
+		seenRole[r] = true
+	}
+	if id, set := p["broker.id"]; set && int32(parseInt(id)) != b.NodeID {
+		return b.invalid("broker.id", fmt.Sprintf("must equal node.id (%d) when both are set", b.NodeID))
+	}
+
+	protoMap, _ := parseProtocolMap(str("listener.security.protocol.map"))
+	b.ListenerSecurityProtocolMap = protoMap
+	resolve := func(key string, ls []Listener) error {
+		for i := range ls {
+			proto, ok := protoMap[ls[i].Name]
+			if !ok {
+				return b.invalid(key, fmt.Sprintf("no security protocol defined for listener %s in listener.security.protocol.map", ls[i].Name))
+			}
+			ls[i].SecurityProtocol = proto
+		}
+		return nil
+	}
+	b.Listeners, _ = parseListenerList(str("listeners"))
+	if err := resolve("listeners", b.Listeners); err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for _, l := range b.Listeners {
+		names[l.Name] = true
+	}
+
+	isController, isBroker := seenRole["controller"], seenRole["broker"]
+	for _, c := range b.ControllerListenerNames {
+		if isController && !names[c] {
+			return b.invalid("controller.listener.names", fmt.Sprintf("listener %s is not defined in listeners", c))
+		}
+	}
+
+	if adv, set := p["advertised.listeners"]; set {
+		b.AdvertisedListeners, _ = parseListenerList(adv)
+		if err := resolve("advertised.listeners", b.AdvertisedListeners); err != nil {
+			return err
+		}
+	} else {
+		for _, l := range b.Listeners {
+			if !contains(b.ControllerListenerNames, l.Name) {
+				b.AdvertisedListeners = append(b.AdvertisedListeners, l)
+			}
+		}
+	}
+	for _, l := range b.AdvertisedListeners {
+		if l.Host == "0.0.0.0" {
+			return b.invalid("advertised.listeners", "cannot use the nonroutable meta-address 0.0.0.0; set a routable address (advertised.listeners defaults to listeners)")
+		}
+	}
+
+	_, nameSet := p["inter.broker.listener.name"]
+	_, protoSet := p["security.inter.broker.protocol"]
+	if nameSet && protoSet {
+		return b.invalid("inter.broker.listener.name", "only one of inter.broker.listener.name and security.inter.broker.protocol may be set")
+	}
+	b.InterBrokerListenerName = strings.ToUpper(str("inter.broker.listener.name"))
+	if !nameSet {
+		b.InterBrokerListenerName = str("security.inter.broker.protocol")
+	}
+	if contains(b.ControllerListenerNames, b.InterBrokerListenerName) {
+		return b.invalid("inter.broker.listener.name", "must not be a controller listener")
+	}
+	if isBroker && (nameSet || len(b.Voters) > 0) {
+		// In a multi-node cluster other brokers must be able to reach this one.
+		found := false
+		var valid []string
+		for _, l := range b.AdvertisedListeners {
+			valid = append(valid, l.Name)
+			found = found || l.Name == b.InterBrokerListenerName
+		}
+		if !found {
+			return b.invalid("inter.broker.listener.name", fmt.Sprintf("listener %s must be defined in advertised.listeners (defined: %s)", b.InterBrokerListenerName, strings.Join(valid, ", ")))
+		}
+	}
+
+	if isController && len(b.Voters) > 0 {
+		found := false
+		for _, v := range b.Voters {
+			found = found || v.ID == b.NodeID
+		}
+		if !found {
+			return b.invalid("controller.quorum.voters", fmt.Sprintf("must include this node (node.id=%d) when process.roles contains controller", b.NodeID))
+		}
+	}
+	if !isController && len(b.Voters) == 0 && str("controller.quorum.bootstrap.servers") == "" {
+		return b.invalid("controller.quorum.voters", "a broker-only node needs controller.quorum.voters or controller.quorum.bootstrap.servers to find the controllers")
+	}
+	return nil
+}
+
+func (b *Broker) invalid(key, reason string) error {
+	v, _ := get(b.Raw, key)
+	return &ValueError{Name: key, Value: v, Reason: reason}
+}
+
+func upperAll(xs []string) []string {
+	for i := range xs {
+		xs[i] = strings.ToUpper(xs[i])
+	}
+	return xs
+}
+
+// Value returns the effective static value of a broker key and where it came
+// from: STATIC_BROKER_CONFIG if set in the file or overrides, otherwise
+// DEFAULT_CONFIG with Kafka's (or Vltava's) default, "" for a null default.
+// ok is false for keys Vltava does not know.
+func (b *Broker) Value(name string) (value string, source Source, ok bool) {
+	d := lookupBrokerDef(name)
+	if d == nil {
+		return "", SourceUnknown, false
+	}
+	if v, set := b.Raw[name]; set {
+		return strings.TrimSpace(v), SourceStaticBrokerConfig, true
+	}
+	return d.Default, SourceDefaultConfig, true
+}
+
+// String renders the effective static config, one "key=value" line per known
+// key in name order, like Kafka's "KafkaConfig values:" start-up log. Null
+// values print as null and sensitive values as [hidden].
+func (b *Broker) String() string {
+	var sb strings.Builder
+	names := append([]string(nil), brokerDefNames...)
+	for k := range b.Raw {
+		if _, base := brokerDefs[k]; !base && lookupBrokerDef(k) != nil {
+			names = append(names, k) // listener-prefixed overrides
+		}
+	}
+	sortStrings(names)
+	for _, n := range names {
+		d := lookupBrokerDef(n)
+		v, src, _ := b.Value(n)
+		switch {
+		case d.Sensitive && (src == SourceStaticBrokerConfig || d.HasDefault):
+			v = "[hidden]"
+		case src == SourceDefaultConfig && !d.HasDefault:
+			v = "null"
+		}
+		sb.WriteString(n)
+		sb.WriteByte('=')
+		sb.WriteString(v)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+// brokerTopicDefault returns the broker-level default of a topic config from
+// a merged broker property map, in the topic config's unit and printed form:
+// the first synonym that is set wins, else the first synonym with a default
+// (KafkaConfig.logRollTimeMillis, logRetentionTimeMillis, logFlushIntervalMs).
+func brokerTopicDefault(props map[string]string, topicKey string) string {
+	td := topicDefs[topicKey]
+	syns, ok := topicSynonyms[topicKey]
+	if !ok {
+		return td.Default
+	}
+	convert := func(s brokerSynonym, v string) string {
+		if s.factor == 1 {
+			v = canonical(td.Type, v)
+		} else {
+			v = strconv.FormatInt(parseInt(v)*s.factor, 10)
+		}
+		if topicKey == "retention.ms" && parseInt(v) < 0 {
+			v = "-1" // any negative retention means "forever"
+		}
+		return v
+	}
+	for _, s := range syns {
+		if v, set := props[s.name]; set {
+			return convert(s, v)
+		}
+	}
+	for _, s := range syns {
+		if d := brokerDefs[s.name]; d.HasDefault {
+			return convert(s, d.Default)
+		}
+	}
+	return td.Default
+}

@@ -1,0 +1,80 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+//go:generate go test -run TestConfigurationDocIsCurrent -update-doc .
+
+// WriteMarkdown writes the configuration reference (docs/CONFIGURATION.md)
+// from the Def tables, so the document cannot drift from the code; a test
+// fails when the checked-in file differs.
+func WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# Vltava configuration reference\n\n")
+	b.WriteString("<!-- Generated from internal/config by `go generate ./internal/config`; do not edit. -->\n\n")
+	b.WriteString("Vltava reads Apache Kafka's configuration: the same key names, types, defaults,\n")
+	b.WriteString("validation and DescribeConfigs synonyms. Start the server with\n")
+	b.WriteString("`vltava server --config server.properties --override key=value ...`; the file uses\n")
+	b.WriteString("Java `.properties` syntax and overrides are applied on top of it. Unknown keys are\n")
+	b.WriteString("logged as warnings, invalid values stop start-up with an error naming the key.\n\n")
+	b.WriteString("## Zero-config defaults\n\n")
+	b.WriteString("So that a bare `vltava server` runs a working single-node cluster, these defaults\n")
+	b.WriteString("differ from Kafka's (they match Kafka's quickstart `server.properties`):\n\n")
+	b.WriteString("| Key | Vltava default | Kafka default |\n|---|---|---|\n")
+	for _, k := range sortedNames(VltavaDefaults) {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", k, brokerDefs[k].Default, VltavaDefaults[k])
+	}
+	b.WriteString("\n`controller.quorum.voters` is empty by default, meaning a single-node quorum made of\n")
+	b.WriteString("this node; `log.dir` is honoured when `log.dirs` is not set.\n\n")
+
+	b.WriteString("## Broker configs\n\n")
+	b.WriteString("Dynamic keys can be changed at run time with AlterConfigs / IncrementalAlterConfigs;\n")
+	b.WriteString("read-only keys need a restart. A broker key that provides a topic config's default\n")
+	b.WriteString("names that topic config.\n\n")
+	b.WriteString("| Name | Type | Default | Valid values | Dynamic | Description |\n|---|---|---|---|---|---|\n")
+	for _, d := range BrokerDefs() {
+		desc := d.Doc
+		if d.TopicSynonym != "" {
+			desc += fmt.Sprintf(" Default for topic config `%s`.", d.TopicSynonym)
+		}
+		dyn := "yes"
+		if d.ReadOnly {
+			dyn = "no"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", d.Name, d.Type, mdDefault(d), mdCell(d.Valid), dyn, mdCell(desc))
+	}
+
+	b.WriteString("\n## Topic configs\n\n")
+	b.WriteString("Set per topic with CreateTopics or AlterConfigs. When a topic does not override a key,\n")
+	b.WriteString("its value comes from the broker key in the \"Server default\" column (dynamic cluster\n")
+	b.WriteString("default first, then the static broker config, then the default shown).\n\n")
+	b.WriteString("| Name | Type | Default | Valid values | Server default | Description |\n|---|---|---|---|---|---|\n")
+	for _, d := range TopicDefs() {
+		server := ""
+		if s, ok := topicSynonyms[d.Name]; ok {
+			var names []string
+			for _, x := range s {
+				names = append(names, "`"+x.name+"`")
+			}
+			server = strings.Join(names, ", ")
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", d.Name, d.Type, mdDefault(d), mdCell(d.Valid), server, mdCell(d.Doc))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdDefault(d Def) string {
+	switch {
+	case !d.HasDefault:
+		return "null"
+	case d.Default == "":
+		return `""`
+	}
+	return "`" + d.Default + "`"
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

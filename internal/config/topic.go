@@ -1,0 +1,271 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Error is a config error carrying the Kafka error code a request handler
+// should return; Error() is the message to send to the client as-is.
+type Error struct {
+	Code    *kerr.Error
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the Kafka error code, so errors.Is(err, kerr.InvalidConfig) works.
+func (e *Error) Unwrap() error { return e.Code }
+
+// Topic is a topic's effective log configuration (Kafka's LogConfig). It is a
+// plain value; callers copy it freely.
+type Topic struct {
+	CleanupPolicyCompact        bool
+	CleanupPolicyDelete         bool
+	CompressionType             string // uncompressed, zstd, lz4, snappy, gzip or producer
+	CompressionGzipLevel        int32
+	CompressionLz4Level         int32
+	CompressionZstdLevel        int32
+	DeleteRetentionMs           int64
+	FileDeleteDelayMs           int64
+	FlushMessages               int64
+	FlushMs                     int64
+	IndexIntervalBytes          int32
+	MaxCompactionLagMs          int64
+	MaxMessageBytes             int32
+	MessageTimestampType        string // CreateTime or LogAppendTime
+	MessageTimestampBeforeMaxMs int64  // falls back to message.timestamp.difference.max.ms (KIP-937)
+	MessageTimestampAfterMaxMs  int64  // likewise
+	MinCleanableDirtyRatio      float64
+	MinCompactionLagMs          int64
+	MinInsyncReplicas           int32
+	Preallocate                 bool
+	RetentionBytes              int64 // -1: unlimited
+	RetentionMs                 int64 // -1: forever
+	SegmentBytes                int64 // an int in Kafka
+	SegmentIndexBytes           int32
+	SegmentJitterMs             int64
+	SegmentMs                   int64
+	UncleanLeaderElectionEnable bool
+	RemoteStorageEnable         bool
+	LocalRetentionMs            int64
+	LocalRetentionBytes         int64
+
+	// Overridden lists the topic-level keys set on the topic itself.
+	Overridden []string
+}
+
+// ValidateTopicConfigs checks topic-level overrides as CreateTopics and
+// AlterConfigs do: unknown names and bad values are errors wrapping
+// kerr.InvalidConfig with Kafka's messages.
+func ValidateTopicConfigs(overrides map[string]string) error {
+	for _, k := range sortedNames(overrides) {
+		d, ok := topicDefs[k]
+		if !ok {
+			return &Error{Code: kerr.InvalidConfig, Message: "Unknown topic config name: " + k}
+		}
+		if err := d.Validate(overrides[k]); err != nil {
+			return err
+		}
+	}
+	if v, ok := overrides["remote.storage.enable"]; ok && parseBool(v) {
+		// Kafka rejects this unless remote.log.storage.system.enable is set,
+		// which Vltava does not support.
+		return &Error{Code: kerr.InvalidConfig, Message: "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."}
+	}
+	values := map[string]string{}
+	for _, k := range []string{"min.compaction.lag.ms", "max.compaction.lag.ms"} {
+		values[k] = topicDefs[k].Default
+		if v, ok := overrides[k]; ok {
+			values[k] = v
+		}
+	}
+	return checkCompactionLag(values)
+}
+
+// checkCompactionLag is LogConfig's cross-check of the compaction lag bounds.
+func checkCompactionLag(values map[string]string) error {
+	minLag, maxLag := parseInt(values["min.compaction.lag.ms"]), parseInt(values["max.compaction.lag.ms"])
+	if minLag > maxLag {
+		return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf(
+			"conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", minLag, maxLag)}
+	}
+	return nil
+}
+
+// ResolveTopic computes a topic's effective config with Kafka's precedence:
+// topic override > dynamic cluster-default broker config (e.g. log.retention.ms
+// set with AlterConfigs on the default broker resource) > static broker config
+// > default. Within the broker layers, log.retention.ms beats .minutes beats
+// .hours (and likewise for log.roll.*), after a dynamic value has displaced
+// all its synonyms from the static layer as DynamicBrokerConfig does.
+func ResolveTopic(b *Broker, dynamicBroker map[string]string, overrides map[string]string) (Topic, error) {
+	if err := ValidateTopicConfigs(overrides); err != nil {
+		return Topic{}, err
+	}
+	values := topicValues(b, nil, dynamicBroker, overrides)
+	if err := checkCompactionLag(values); err != nil {
+		return Topic{}, err
+	}
+	i64 := func(k string) int64 { return parseInt(values[k]) }
+	i32 := func(k string) int32 { return int32(parseInt(values[k])) }
+	t := Topic{
+		CompressionType:             values["compression.type"],
+		CompressionGzipLevel:        i32("compression.gzip.level"),
+		CompressionLz4Level:         i32("compression.lz4.level"),
+		CompressionZstdLevel:        i32("compression.zstd.level"),
+		DeleteRetentionMs:           i64("delete.retention.ms"),
+		FileDeleteDelayMs:           i64("file.delete.delay.ms"),
+		FlushMessages:               i64("flush.messages"),
+		FlushMs:                     i64("flush.ms"),
+		IndexIntervalBytes:          i32("index.interval.bytes"),
+		MaxCompactionLagMs:          i64("max.compaction.lag.ms"),
+		MaxMessageBytes:             i32("max.message.bytes"),
+		MessageTimestampType:        values["message.timestamp.type"],
+		MessageTimestampBeforeMaxMs: i64("message.timestamp.before.max.ms"),
+		MessageTimestampAfterMaxMs:  i64("message.timestamp.after.max.ms"),
+		MinCleanableDirtyRatio:      parseFloat(values["min.cleanable.dirty.ratio"]),
+		MinCompactionLagMs:          i64("min.compaction.lag.ms"),
+		MinInsyncReplicas:           i32("min.insync.replicas"),
+		Preallocate:                 parseBool(values["preallocate"]),
+		RetentionBytes:              i64("retention.bytes"),
+		RetentionMs:                 i64("retention.ms"),
+		SegmentBytes:                i64("segment.bytes"),
+		SegmentIndexBytes:           i32("segment.index.bytes"),
+		SegmentJitterMs:             i64("segment.jitter.ms"),
+		SegmentMs:                   i64("segment.ms"),
+		UncleanLeaderElectionEnable: parseBool(values["unclean.leader.election.enable"]),
+		RemoteStorageEnable:         parseBool(values["remote.storage.enable"]),
+		LocalRetentionMs:            i64("local.retention.ms"),
+		LocalRetentionBytes:         i64("local.retention.bytes"),
+		Overridden:                  sortedNames(overrides),
+	}
+	for _, p := range splitList(values["cleanup.policy"]) {
+		t.CleanupPolicyCompact = t.CleanupPolicyCompact || p == "compact"
+		t.CleanupPolicyDelete = t.CleanupPolicyDelete || p == "delete"
+	}
+	// KIP-937: the deprecated difference bound still applies to whichever of
+	// before/after was left at its (unbounded) default.
+	diff := i64("message.timestamp.difference.max.ms")
+	if values["message.timestamp.before.max.ms"] == longMax {
+		t.MessageTimestampBeforeMaxMs = diff
+	}
+	if values["message.timestamp.after.max.ms"] == longMax {
+		t.MessageTimestampAfterMaxMs = diff
+	}
+	return t, nil
+}
+
+// topicValues returns every topic key's effective value as Kafka prints it.
+func topicValues(b *Broker, perBroker, dynamicDefault, overrides map[string]string) map[string]string {
+	merged := mergeLayers(b.Raw, dynamicDefault, perBroker)
+	out := make(map[string]string, len(topicDefs))
+	for name, d := range topicDefs {
+		if v, ok := overrides[name]; ok {
+			out[name] = canonical(d.Type, v)
+		} else {
+			out[name] = brokerTopicDefault(merged, name)
+		}
+	}
+	return out
+}
+
+// mergeLayers applies dynamic broker config layers over the static props the
+// way DynamicBrokerConfig.overrideProps does: a key set in a higher layer
+// first removes all of its synonyms from the layers below (so a dynamic
+// log.retention.hours beats a static log.retention.ms).
+func mergeLayers(static map[string]string, layers ...map[string]string) map[string]string {
+	out := make(map[string]string, len(static))
+	for k, v := range static {
+		out[k] = v
+	}
+	for _, layer := range layers {
+		for k := range layer {
+			for _, s := range brokerSynonymsOf(k) {
+				delete(out, s)
+			}
+		}
+		for k, v := range layer {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// ValidateBrokerDynamic checks changes to one broker's dynamic config
+// (AlterConfigs on resource BROKER with a broker id).
+func ValidateBrokerDynamic(changes map[string]string) error {
+	return validateBrokerDynamic(changes, true)
+}
+
+// ValidateBrokerDynamicDefault checks changes to the cluster-wide dynamic
+// default (AlterConfigs on resource BROKER with an empty name), which
+// additionally rejects per-broker-only keys such as listeners.
+func ValidateBrokerDynamicDefault(changes map[string]string) error {
+	return validateBrokerDynamic(changes, false)
+}
+
+// dynamicThreadKeys must stay at least 1 when changed dynamically
+// (DynamicThreadPool.validateReconfiguration).
+var dynamicThreadKeys = map[string]bool{
+	"num.io.threads": true, "num.replica.fetchers": true, "num.recovery.threads.per.data.dir": true,
+	"background.threads": true, "num.network.threads": true,
+}
+
+func validateBrokerDynamic(changes map[string]string, perBroker bool) error {
+	var readOnly, listenerOnly, perBrokerOnly []string
+	for _, k := range sortedNames(changes) {
+		d := lookupBrokerDef(k)
+		if d == nil {
+			// Like Kafka, unknown keys (plugin configs) are stored and ignored.
+			continue
+		}
+		base, prefixed := listenerBase(k)
+		switch {
+		case !prefixed && d.ReadOnly:
+			readOnly = append(readOnly, k)
+		case !prefixed && listenerOnlyKeys[k]:
+			listenerOnly = append(listenerOnly, k)
+		case !perBroker && (perBrokerOnlyKeys[k] || (prefixed && base != "max.connections" && base != "max.connection.creation.rate" && base != "num.network.threads")):
+			perBrokerOnly = append(perBrokerOnly, k)
+		}
+	}
+	if len(readOnly) > 0 {
+		return &Error{Code: kerr.InvalidConfig, Message: "Cannot update these configs dynamically: " + setString(readOnly)}
+	}
+	if len(listenerOnly) > 0 {
+		return &Error{Code: kerr.InvalidConfig, Message: "These security configs can be dynamically updated only per-listener using the listener prefix: " + setString(listenerOnly)}
+	}
+	if len(perBrokerOnly) > 0 {
+		return &Error{Code: kerr.InvalidConfig, Message: "Cannot update these configs at default cluster level, broker id must be specified: " + setString(perBrokerOnly)}
+	}
+	for _, k := range sortedNames(changes) {
+		d := lookupBrokerDef(k)
+		if d == nil {
+			continue
+		}
+		v := changes[k]
+		if err := checkValue(k, d.Type, d.rule, v, true); err != nil {
+			return err
+		}
+		base, _ := listenerBase(k)
+		if (dynamicThreadKeys[k] || dynamicThreadKeys[base]) && parseInt(v) < 1 {
+			return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("Dynamic thread count update validation failed for %s=%s, value should be at least 1", k, v)}
+		}
+	}
+	if lp, ok := changes["listener.security.protocol.map"]; ok {
+		if _, err := parseProtocolMap(lp); err != nil {
+			return &Error{Code: kerr.InvalidConfig, Message: err.Error()}
+		}
+	}
+	return nil
+}
+
+// setString prints names the way Scala prints a Set, as Kafka's messages do.
+func setString(names []string) string { return "Set(" + strings.Join(names, ", ") + ")" }
+
+// IsInvalidConfig reports whether err carries Kafka's INVALID_CONFIG code.
+func IsInvalidConfig(err error) bool { return errors.Is(err, kerr.InvalidConfig) }

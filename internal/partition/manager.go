@@ -1,0 +1,236 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/storage"
+)
+
+// Manager keeps this broker's partitions in step with the metadata image:
+// it opens the logs of partitions assigned here, applies topic config
+// changes, and deletes the logs of removed topics.
+//
+// Apply is called by one goroutine at a time (the metadata subscriber);
+// lookups (Get) are concurrent with it.
+type Manager struct {
+	nodeID int32
+	broker *config.Broker
+	store  *storage.Manager
+	log    *slog.Logger
+
+	mu struct {
+		sync.RWMutex
+		parts map[storage.TopicPartition]*Partition
+	}
+}
+
+// NewManager returns a Manager over the logs in store.
+func NewManager(nodeID int32, broker *config.Broker, store *storage.Manager, log *slog.Logger) *Manager {
+	m := &Manager{nodeID: nodeID, broker: broker, store: store, log: log}
+	m.mu.parts = make(map[storage.TopicPartition]*Partition)
+	return m
+}
+
+// Get returns the partition if it is hosted here.
+func (m *Manager) Get(topic string, index int32) *Partition {
+	m.mu.RLock()
+	p := m.mu.parts[storage.TopicPartition{Topic: topic, Partition: index}]
+	m.mu.RUnlock()
+	return p
+}
+
+// All returns every hosted partition, sorted by topic and index.
+func (m *Manager) All() []*Partition {
+	m.mu.RLock()
+	ps := slices.Collect(maps.Values(m.mu.parts))
+	m.mu.RUnlock()
+	slices.SortFunc(ps, func(a, b *Partition) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Index - b.Index)
+	})
+	return ps
+}
+
+// Store returns the storage manager.
+func (m *Manager) Store() *storage.Manager { return m.store }
+
+// Apply reconciles the hosted partitions with img.
+func (m *Manager) Apply(img *metadata.Image) error {
+	dynamic := m.dynamicBrokerConfig(img)
+	want := make(map[storage.TopicPartition]bool)
+	var errs []error
+	for _, t := range img.Topics() {
+		topicCfg, err := config.ResolveTopic(m.broker, dynamic, img.TopicConfig(t.Name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("topic %s: %w", t.Name, err))
+			continue
+		}
+		for _, pi := range t.Partitions {
+			if !slices.Contains(pi.Replicas, m.nodeID) {
+				continue
+			}
+			tp := storage.TopicPartition{Topic: t.Name, Partition: pi.Partition}
+			want[tp] = true
+			s := &settings{
+				topic:       topicCfg,
+				validate:    ValidateOptions(topicCfg),
+				leaderEpoch: pi.LeaderEpoch,
+				leader:      pi.Leader,
+				replicas:    pi.Replicas,
+				isr:         pi.ISR,
+			}
+			if err := m.ensure(tp, t.ID, topicCfg, s); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	m.mu.RLock()
+	var stale []storage.TopicPartition
+	for tp := range m.mu.parts {
+		if !want[tp] {
+			stale = append(stale, tp)
+		}
+	}
+	m.mu.RUnlock()
+	for _, tp := range stale {
+		if err := m.remove(tp); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RemoveStray deletes logs found on disk that the image does not assign to
+// this broker (a topic deleted while the broker was down).
+func (m *Manager) RemoveStray() error {
+	var errs []error
+	for _, tp := range m.store.Existing() {
+		if m.Get(tp.Topic, tp.Partition) == nil {
+			m.log.Info("deleting stray log not in the metadata image", "topic", tp.Topic, "partition", tp.Partition)
+			if err := m.store.Delete(tp); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Manager) ensure(tp storage.TopicPartition, topicID metadata.Uuid, topicCfg config.Topic, s *settings) error {
+	p := m.Get(tp.Topic, tp.Partition)
+	if p != nil && p.TopicID != topicID {
+		// Same name, new topic: the old log goes.
+		if err := m.remove(tp); err != nil {
+			return err
+		}
+		p = nil
+	}
+	if p != nil {
+		if old := p.settings.Load(); !reflect.DeepEqual(old.topic, topicCfg) {
+			p.log.UpdateConfig(StorageConfig(topicCfg, m.broker))
+		}
+		p.update(s)
+		return nil
+	}
+	l, err := m.store.GetOrCreate(tp, topicID, StorageConfig(topicCfg, m.broker))
+	if err != nil {
+		return fmt.Errorf("opening log %s-%d: %w", tp.Topic, tp.Partition, err)
+	}
+	p = newPartition(tp.Topic, tp.Partition, topicID, l)
+	p.update(s)
+	p.advanceHighWatermark()
+	m.mu.Lock()
+	m.mu.parts[tp] = p
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *Manager) remove(tp storage.TopicPartition) error {
+	m.mu.Lock()
+	p := m.mu.parts[tp]
+	delete(m.mu.parts, tp)
+	m.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	// Parked fetches recheck and find the partition gone.
+	p.notify()
+	if err := m.store.Delete(tp); err != nil {
+		return fmt.Errorf("deleting log %s-%d: %w", tp.Topic, tp.Partition, err)
+	}
+	return nil
+}
+
+// dynamicBrokerConfig merges the dynamic cluster-wide broker defaults with
+// this broker's own dynamic overrides, which take precedence.
+func (m *Manager) dynamicBrokerConfig(img *metadata.Image) map[string]string {
+	merged := maps.Clone(img.BrokerConfig(""))
+	if merged == nil {
+		merged = make(map[string]string)
+	}
+	maps.Copy(merged, img.BrokerConfig(strconv.Itoa(int(m.nodeID))))
+	return merged
+}
+
+// ValidateOptions derives the produce validation settings from a topic's
+// config.
+func ValidateOptions(t config.Topic) record.ValidateOptions {
+	o := record.ValidateOptions{
+		MaxMessageBytes:      int(t.MaxMessageBytes),
+		TimestampType:        record.CreateTime,
+		TimestampBeforeMaxMs: t.MessageTimestampBeforeMaxMs,
+		TimestampAfterMaxMs:  t.MessageTimestampAfterMaxMs,
+		Compacted:            t.CleanupPolicyCompact,
+	}
+	if t.MessageTimestampType == "LogAppendTime" {
+		o.TimestampType = record.LogAppendTime
+	}
+	switch t.CompressionType {
+	case "producer", "":
+		o.KeepProducerCodec = true
+	case "uncompressed":
+		o.TargetCodec = record.CodecNone
+	case "gzip":
+		o.TargetCodec = record.CodecGzip
+	case "snappy":
+		o.TargetCodec = record.CodecSnappy
+	case "lz4":
+		o.TargetCodec = record.CodecLZ4
+	case "zstd":
+		o.TargetCodec = record.CodecZstd
+	}
+	return o
+}
+
+// StorageConfig derives a log's settings from a topic's config.
+func StorageConfig(t config.Topic, b *config.Broker) storage.Config {
+	return storage.Config{
+		SegmentBytes:           t.SegmentBytes,
+		SegmentMs:              t.SegmentMs,
+		SegmentJitterMs:        t.SegmentJitterMs,
+		SegmentIndexBytes:      t.SegmentIndexBytes,
+		IndexIntervalBytes:     t.IndexIntervalBytes,
+		RetentionMs:            t.RetentionMs,
+		RetentionBytes:         t.RetentionBytes,
+		FlushMessages:          t.FlushMessages,
+		FlushMs:                t.FlushMs,
+		FileDeleteDelayMs:      t.FileDeleteDelayMs,
+		Compact:                t.CleanupPolicyCompact,
+		Delete:                 t.CleanupPolicyDelete,
+		ProducerIDExpirationMs: int64(b.ProducerIDExpirationMs),
+	}
+}

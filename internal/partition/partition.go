@@ -1,0 +1,203 @@
+// Package partition holds the state of the partition replicas hosted by this
+// broker: each Partition wraps its storage log with the leader's view (leader
+// epoch, high watermark, topic config) and wakes fetches parked on it when
+// new data becomes readable. Manager keeps the set of partitions in step with
+// the metadata image.
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/storage"
+)
+
+// Partition is one replica of a topic partition hosted here.
+//
+// Appends are serialized by the log; validation happens before, outside any
+// lock. The high watermark lives in the log (it is checkpointed with it);
+// with a single replica it follows the log end offset on every append.
+type Partition struct {
+	Topic   string
+	Index   int32
+	TopicID [16]byte
+
+	log *storage.Log
+
+	// settings is the partition's current view of its config and role,
+	// replaced whole on change so the produce path reads it without a lock.
+	settings atomic.Pointer[settings]
+
+	mu struct {
+		sync.Mutex
+		// waiters are parked fetches to signal when the high
+		// watermark moves.
+		waiters map[*Waiter]struct{}
+	}
+}
+
+// settings is what a Partition needs from metadata and config.
+type settings struct {
+	topic       config.Topic
+	validate    record.ValidateOptions
+	leaderEpoch int32
+	leader      int32
+	replicas    []int32
+	isr         []int32
+}
+
+func newPartition(topic string, index int32, topicID [16]byte, log *storage.Log) *Partition {
+	p := &Partition{Topic: topic, Index: index, TopicID: topicID, log: log}
+	p.mu.waiters = make(map[*Waiter]struct{})
+	return p
+}
+
+func (p *Partition) update(s *settings) {
+	p.settings.Store(s)
+}
+
+// Log returns the partition's storage log.
+func (p *Partition) Log() *storage.Log { return p.log }
+
+// LeaderEpoch is the partition's current leader epoch.
+func (p *Partition) LeaderEpoch() int32 { return p.settings.Load().leaderEpoch }
+
+// Leader is the broker id of the partition's leader.
+func (p *Partition) Leader() int32 { return p.settings.Load().leader }
+
+// Config is the partition's effective topic config.
+func (p *Partition) Config() config.Topic { return p.settings.Load().topic }
+
+// HighWatermark is the offset below which records are committed and
+// visible to consumers.
+func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
+
+// LastStableOffset is the offset below which no transaction is open. With
+// no transactions it equals the high watermark.
+func (p *Partition) LastStableOffset() int64 { return p.log.HighWatermark() }
+
+// LogStartOffset is the first offset of the log.
+func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
+
+// LogEndOffset is the offset the next record will get.
+func (p *Partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
+
+// ErrNotEnoughReplicas is returned for acks=all when the ISR is smaller than
+// min.insync.replicas.
+var ErrNotEnoughReplicas = kerr.NotEnoughReplicas
+
+// Append validates one produce payload (a single v2 record batch), appends
+// it and returns where it landed. acks=-1 requires the ISR to satisfy
+// min.insync.replicas before anything is written, as Kafka checks it.
+func (p *Partition) Append(data []byte, acks int16) (storage.AppendInfo, error) {
+	s := p.settings.Load()
+	if acks == -1 && int32(len(s.isr)) < s.topic.MinInsyncReplicas {
+		return storage.AppendInfo{}, fmt.Errorf("%w: the in-sync replicas of %s-%d are %v, fewer than min.insync.replicas=%d",
+			kerr.NotEnoughReplicas, p.Topic, p.Index, s.isr, s.topic.MinInsyncReplicas)
+	}
+	opts := s.validate
+	opts.Now = time.Now().UnixMilli()
+	v, err := record.ValidateProduce(data, opts)
+	if err != nil {
+		return storage.AppendInfo{}, err
+	}
+	logAppendTime := int64(-1)
+	if s.topic.MessageTimestampType == "LogAppendTime" {
+		logAppendTime = opts.Now
+		record.SetLogAppendTime(v.Batch, logAppendTime)
+	}
+	info, err := p.log.Append(v.Batch, s.leaderEpoch)
+	if err != nil {
+		return info, err
+	}
+	if !info.Duplicate {
+		info.LogAppendTime = logAppendTime
+	}
+	p.advanceHighWatermark()
+	return info, nil
+}
+
+// advanceHighWatermark moves the high watermark to the smallest log end
+// offset in the ISR. This broker is the only replica today, so that is its
+// own log end offset; replication replaces this with follower positions.
+func (p *Partition) advanceHighWatermark() {
+	leo := p.log.LogEndOffset()
+	if leo > p.log.HighWatermark() {
+		p.log.SetHighWatermark(leo)
+		p.notify()
+	}
+}
+
+// Read returns committed batches from offset on.
+func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (storage.ReadResult, error) {
+	return p.log.Read(offset, maxBytes, p.log.HighWatermark(), minOneBatch)
+}
+
+// DeleteRecordsBefore moves the log start offset to offset (-1 = the high
+// watermark), as the DeleteRecords API does.
+func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
+	hw := p.log.HighWatermark()
+	if offset == -1 {
+		offset = hw
+	}
+	if offset < 0 || offset > hw {
+		return 0, fmt.Errorf("%w: offset %d is outside [0, high watermark %d]", kerr.OffsetOutOfRange, offset, hw)
+	}
+	start, err := p.log.DeleteRecordsBefore(offset)
+	if err != nil {
+		return 0, err
+	}
+	p.notify()
+	return start, nil
+}
+
+// errClosed is returned for a partition removed while a request used it.
+var errClosed = errors.New("partition closed")
+
+// Waiter is a parked fetch. Signal is non-blocking: a Waiter has room for
+// one pending wake-up, which is all a fetch needs to recheck its
+// partitions.
+type Waiter struct {
+	C chan struct{}
+}
+
+// NewWaiter returns a Waiter ready to Watch partitions.
+func NewWaiter() *Waiter { return &Waiter{C: make(chan struct{}, 1)} }
+
+func (w *Waiter) signal() {
+	select {
+	case w.C <- struct{}{}:
+	default:
+	}
+}
+
+// Watch registers w to be signalled when the partition's readable data
+// changes. Callers re-check the partition after Watch, so a change between
+// their read and Watch is never missed.
+func (p *Partition) Watch(w *Waiter) {
+	p.mu.Lock()
+	p.mu.waiters[w] = struct{}{}
+	p.mu.Unlock()
+}
+
+// Unwatch removes w.
+func (p *Partition) Unwatch(w *Waiter) {
+	p.mu.Lock()
+	delete(p.mu.waiters, w)
+	p.mu.Unlock()
+}
+
+func (p *Partition) notify() {
+	p.mu.Lock()
+	for w := range p.mu.waiters {
+		w.signal()
+	}
+	p.mu.Unlock()
+}

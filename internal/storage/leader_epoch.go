@@ -1,0 +1,189 @@
+package storage
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// epochEntry says leader epoch Epoch began at StartOffset.
+type epochEntry struct {
+	Epoch       int32
+	StartOffset int64
+}
+
+// leaderEpochCache is Kafka's LeaderEpochFileCache: the start offset of every
+// leader epoch seen in the log, used to answer OffsetForLeaderEpoch (KIP-101,
+// KIP-279) and to stamp ListOffsets answers.
+//
+// On disk: leader-epoch-checkpoint in the partition dir, Kafka's checkpoint
+// text format "0\n<count>\n<epoch> <startOffset>\n...", rewritten atomically
+// whenever the cache changes (epoch changes are rare, so this is cheap).
+//
+// Thread-safety: mu guards entries; all methods are safe for concurrent use.
+type leaderEpochCache struct {
+	path string
+
+	mu struct {
+		sync.RWMutex
+		entries []epochEntry // increasing in both epoch and start offset
+	}
+}
+
+func loadLeaderEpochCache(path string) (*leaderEpochCache, error) {
+	c := &leaderEpochCache{path: path}
+	lines, err := readCheckpointLines(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("%s: malformed line %q", path, l)
+		}
+		e, err1 := strconv.ParseInt(f[0], 10, 32)
+		o, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("%s: malformed line %q", path, l)
+		}
+		c.mu.entries = append(c.mu.entries, epochEntry{Epoch: int32(e), StartOffset: o})
+	}
+	return c, nil
+}
+
+func (c *leaderEpochCache) writeLocked() error {
+	lines := make([]string, len(c.mu.entries))
+	for i, e := range c.mu.entries {
+		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
+	}
+	return writeCheckpointLines(c.path, lines)
+}
+
+// assign records that epoch starts at startOffset. As in Kafka, nothing
+// changes if epoch is already the latest with an earlier or equal start, and
+// entries that would break monotonicity (same or larger epoch, or same or
+// larger start offset) are dropped first.
+func (c *leaderEpochCache) assign(epoch int32, startOffset int64) error {
+	if epoch < 0 || startOffset < 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.mu.entries); n > 0 {
+		last := c.mu.entries[n-1]
+		if last.Epoch == epoch && last.StartOffset <= startOffset {
+			return nil
+		}
+	}
+	kept := c.mu.entries[:0]
+	for _, e := range c.mu.entries {
+		if e.Epoch < epoch && e.StartOffset < startOffset {
+			kept = append(kept, e)
+		}
+	}
+	c.mu.entries = append(kept, epochEntry{Epoch: epoch, StartOffset: startOffset})
+	return c.writeLocked()
+}
+
+// latestEpoch returns the newest epoch, or -1.
+func (c *leaderEpochCache) latestEpoch() int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if n := len(c.mu.entries); n > 0 {
+		return c.mu.entries[n-1].Epoch
+	}
+	return -1
+}
+
+// endOffsetFor implements Kafka's LeaderEpochFileCache.endOffsetFor: the
+// largest epoch <= requested together with the start offset of the first
+// epoch after the requested one (the log end offset if requested is the
+// latest), or (-1, -1) when requested is unknown or newer than every epoch.
+func (c *leaderEpochCache) endOffsetFor(requested int32, logEndOffset int64) (int32, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e := c.mu.entries
+	if requested < 0 || len(e) == 0 {
+		return -1, -1
+	}
+	if e[len(e)-1].Epoch == requested {
+		return requested, logEndOffset
+	}
+	higher := sort.Search(len(e), func(i int) bool { return e[i].Epoch > requested })
+	if higher == len(e) {
+		return -1, -1
+	}
+	if higher == 0 {
+		// Older than anything we know: Kafka answers with the requested
+		// epoch and the first known epoch's start.
+		return requested, e[0].StartOffset
+	}
+	return e[higher-1].Epoch, e[higher].StartOffset
+}
+
+// epochForOffset returns the epoch that was current at offset, or -1.
+func (c *leaderEpochCache) epochForOffset(offset int64) int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e := c.mu.entries
+	i := sort.Search(len(e), func(i int) bool { return e[i].StartOffset > offset })
+	if i == 0 {
+		return -1
+	}
+	return e[i-1].Epoch
+}
+
+// truncateFromEnd drops epochs starting at or after endOffset (log truncation).
+func (c *leaderEpochCache) truncateFromEnd(endOffset int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.mu.entries)
+	for n > 0 && c.mu.entries[n-1].StartOffset >= endOffset {
+		n--
+	}
+	if n == len(c.mu.entries) {
+		return nil
+	}
+	c.mu.entries = c.mu.entries[:n]
+	return c.writeLocked()
+}
+
+// truncateFromStart forgets epochs wholly before startOffset; the epoch that
+// covers startOffset is kept with its start moved up to startOffset, as Kafka
+// does when the log start offset advances.
+func (c *leaderEpochCache) truncateFromStart(startOffset int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.mu.entries
+	i := sort.Search(len(e), func(i int) bool { return e[i].StartOffset > startOffset })
+	if i == 0 || (i == 1 && e[0].StartOffset == startOffset) {
+		return nil
+	}
+	covering := epochEntry{Epoch: e[i-1].Epoch, StartOffset: startOffset}
+	rest := append([]epochEntry{covering}, e[i:]...)
+	c.mu.entries = rest
+	return c.writeLocked()
+}
+
+// snapshot returns a copy of the entries.
+func (c *leaderEpochCache) snapshot() []epochEntry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return append([]epochEntry(nil), c.mu.entries...)
+}
+
+// clear removes every entry (the log was emptied).
+func (c *leaderEpochCache) clear() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.mu.entries) == 0 {
+		if _, err := os.Stat(c.path); err == nil {
+			return nil
+		}
+	}
+	c.mu.entries = nil
+	return c.writeLocked()
+}

@@ -1,0 +1,348 @@
+package storage
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// OpenOptions carries what the Manager knows about a log from its log dir's
+// checkpoints.
+type OpenOptions struct {
+	Topic          string
+	Partition      int32
+	TopicID        [16]byte
+	RecoveryPoint  int64 // from recovery-point-offset-checkpoint (0 if unknown)
+	LogStartOffset int64 // from log-start-offset-checkpoint
+	HighWatermark  int64 // from replication-offset-checkpoint
+	CleanShutdown  bool  // the log dir had a clean-shutdown marker: trust indexes
+	Logger         *slog.Logger
+	Now            func() time.Time // for tests
+}
+
+// Open opens the log in dir, creating it if missing, and recovers it (Kafka's
+// LogLoader):
+//   - leftover .deleted, .tmp and orphan index files are removed;
+//   - after an unclean shutdown every segment that may hold data past the
+//     recovery point is rescanned: batches are validated (length, magic,
+//     CRC, offsets) and indexes rebuilt; the first invalid batch and
+//     everything after it, including later segments, is removed;
+//   - other segments keep their indexes unless those are missing or fail a
+//     sanity check, in which case they are rebuilt;
+//   - producer state is loaded from the newest snapshot at or below the log
+//     end offset and the batch headers after it are replayed;
+//   - partition.metadata records the topic id.
+func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Topic == "" {
+		tp, ok := parsePartitionDirName(filepath.Base(dir))
+		if !ok {
+			return nil, fmt.Errorf("log dir %q is not named <topic>-<partition> and no topic was given", dir)
+		}
+		opts.Topic, opts.Partition = tp.Topic, tp.Partition
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %v", kerr.KafkaStorageError, err)
+	}
+	c := cfg.normalized()
+	l := &Log{
+		dir:       dir,
+		topic:     opts.Topic,
+		partition: opts.Partition,
+		logger:    opts.Logger.With("topic", opts.Topic, "partition", opts.Partition),
+		now:       opts.Now,
+	}
+	l.cfg.Store(&c)
+	l.mu.producers = newProducerStateManager(dir, c.ProducerIDExpirationMs)
+	id, err := syncPartitionMetadata(dir, opts.TopicID)
+	if err != nil {
+		return nil, err
+	}
+	l.topicID = id
+	if l.epochs, err = loadLeaderEpochCache(filepath.Join(dir, LeaderEpochCheckpointFile)); err != nil {
+		// The cache is rebuilt from batch epochs below, so a bad file is
+		// not fatal.
+		l.logger.Warn("discarding unreadable leader epoch checkpoint", "err", err)
+		l.epochs = &leaderEpochCache{path: filepath.Join(dir, LeaderEpochCheckpointFile)}
+	}
+	if err := l.load(opts); err != nil {
+		for _, s := range *l.segments.Load() {
+			s.closeNoFlush()
+		}
+		return nil, fmt.Errorf("%w: loading %s: %v", kerr.KafkaStorageError, dir, err)
+	}
+	l.lastFlushMs.Store(l.now().UnixMilli())
+	return l, nil
+}
+
+func (l *Log) load(opts OpenOptions) error {
+	l.setSegmentsLocked(nil)
+	bases, err := cleanDirAndListSegments(l.dir)
+	if err != nil {
+		return err
+	}
+	cfg := l.cfg.Load()
+	var segs []*segment
+	for i, base := range bases {
+		s, indexesOK, err := openSegment(l.dir, base, cfg, l.now())
+		if err != nil {
+			return err
+		}
+		segs = append(segs, s)
+		l.setSegmentsLocked(segs)
+		mayHoldUnflushed := i+1 == len(bases) || bases[i+1] > opts.RecoveryPoint
+		if !opts.CleanShutdown && mayHoldUnflushed {
+			indexesOK = false
+		} else if indexesOK {
+			if err := s.loadTail(); err != nil {
+				l.logger.Warn("rebuilding indexes of segment", "base_offset", base, "err", err)
+				indexesOK = false
+			}
+		} else {
+			l.logger.Warn("rebuilding missing or corrupt indexes of segment", "base_offset", base)
+		}
+		if indexesOK {
+			continue
+		}
+		res, err := s.recover(cfg.IndexIntervalBytes, l.rebuildEpochFromBatch)
+		if err != nil {
+			return err
+		}
+		if res.truncatedBytes == 0 {
+			continue
+		}
+		l.logger.Warn("truncated invalid tail of segment during recovery",
+			"base_offset", base, "valid_bytes", res.validBytes, "truncated_bytes", res.truncatedBytes, "reason", res.reason)
+		// Like Kafka, nothing after a corrupt batch can be trusted.
+		for _, later := range bases[i+1:] {
+			l.logger.Warn("deleting segment after corruption", "base_offset", later)
+			for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {
+				if err := os.Remove(segmentFileName(l.dir, later, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+			}
+		}
+		break
+	}
+	if len(segs) == 0 {
+		s, err := createSegment(l.dir, max(opts.LogStartOffset, 0), cfg, l.now())
+		if err != nil {
+			return err
+		}
+		segs = []*segment{s}
+		l.setSegmentsLocked(segs)
+	}
+	// Empty segments before the last carry no data; keep them (Kafka does)
+	// but the log end offset comes from the last segment holding data.
+	leo := segs[len(segs)-1].nextOffset
+	for i := len(segs) - 1; i >= 0 && segs[i].size.Load() == 0; i-- {
+		leo = max(segs[i].baseOffset, leo)
+	}
+	l.logEndOffset.Store(leo)
+	lso := max(opts.LogStartOffset, segs[0].baseOffset)
+	if lso > leo {
+		l.logger.Warn("log start offset beyond log end offset; starting empty", "log_start_offset", lso, "log_end_offset", leo)
+		l.mu.Lock()
+		err := l.truncateFullyAndStartAtLocked(lso)
+		l.mu.Unlock()
+		return err
+	}
+	l.logStartOffset.Store(lso)
+	if opts.CleanShutdown {
+		l.recoveryPoint.Store(leo)
+	} else {
+		l.recoveryPoint.Store(max(min(opts.RecoveryPoint, leo), lso))
+	}
+	l.highWatermark.Store(max(min(opts.HighWatermark, leo), lso))
+	if err := l.epochs.truncateFromEnd(leo); err != nil {
+		return err
+	}
+	if err := l.epochs.truncateFromStart(lso); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.mu.producers.deleteSnapshotsAbove(leo); err != nil {
+		return err
+	}
+	return l.rebuildProducerStateLocked()
+}
+
+// rebuildEpochFromBatch restores leader epoch entries from recovered batches,
+// as Kafka's recovery does, in case the checkpoint lagged the log.
+func (l *Log) rebuildEpochFromBatch(h *batchHeader) {
+	if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latestEpoch() {
+		if err := l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
+			l.logger.Warn("writing leader epoch checkpoint", "err", err)
+		}
+	}
+}
+
+// rebuildProducerStateLocked loads the newest snapshot at or below the log
+// end offset and replays the batch headers after it (Kafka's
+// rebuildProducerState), then drops producers below the log start offset.
+func (l *Log) rebuildProducerStateLocked() error {
+	pm := l.mu.producers
+	leo := l.logEndOffset.Load()
+	lso := l.logStartOffset.Load()
+	from, ok, err := pm.loadLatestSnapshot(leo)
+	if err != nil {
+		return err
+	}
+	if !ok || from < lso {
+		from = lso
+	}
+	if from < leo {
+		for _, s := range l.segmentList() {
+			if s.nextOffset <= from && s.size.Load() > 0 {
+				continue
+			}
+			pos, _, found, err := s.findBatch(from, s.size.Load())
+			if err != nil {
+				return err
+			}
+			if !found {
+				continue
+			}
+			err = s.scanHeaders(pos, func(h *batchHeader) error {
+				if h.LastOffset() >= from {
+					pm.update(h)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return pm.truncateHead(lso)
+}
+
+// cleanDirAndListSegments removes leftovers of interrupted operations and
+// returns the base offsets of the segments in dir, ascending.
+func cleanDirAndListSegments(dir string) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	logs := map[int64]bool{}
+	for _, de := range ents {
+		if base, ok := parseOffsetFileName(de.Name(), logFileSuffix); ok {
+			logs[base] = true
+		}
+	}
+	var bases []int64
+	for _, de := range ents {
+		name := de.Name()
+		path := filepath.Join(dir, name)
+		switch {
+		case strings.HasSuffix(name, deletedFileSuffix), strings.HasSuffix(name, ".tmp"):
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		case strings.HasSuffix(name, indexFileSuffix), strings.HasSuffix(name, timeIndexFileSuffix):
+			base, ok := parseOffsetFileName(name, filepath.Ext(name))
+			if ok && !logs[base] {
+				if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return nil, err
+				}
+			}
+		case strings.HasSuffix(name, logFileSuffix):
+			if base, ok := parseOffsetFileName(name, logFileSuffix); ok {
+				bases = append(bases, base)
+			}
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return bases, nil
+}
+
+// parsePartitionDirName splits "<topic>-<partition>"; topics may contain '-'.
+func parsePartitionDirName(name string) (TopicPartition, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 || i == len(name)-1 {
+		return TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || p < 0 {
+		return TopicPartition{}, false
+	}
+	return TopicPartition{Topic: name[:i], Partition: int32(p)}, true
+}
+
+// deleteDirName is Kafka's name for a log dir being deleted:
+// "<topic>-<partition>.<uuid without dashes>-delete", next to dir.
+func deleteDirName(dir, topic string, partition int32) (string, error) {
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(dir), fmt.Sprintf("%s-%d.%s-delete", topic, partition, hex.EncodeToString(id[:]))), nil
+}
+
+// encodeTopicID renders a topic id as Kafka's Uuid.toString does: URL-safe
+// base64 without padding.
+func encodeTopicID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// readPartitionMetadata parses partition.metadata
+// ("version: 0\ntopic_id: <base64>\n"). ok is false if the file is missing.
+func readPartitionMetadata(dir string) (id [16]byte, ok bool, err error) {
+	data, err := os.ReadFile(filepath.Join(dir, PartitionMetadataFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return id, false, nil
+	}
+	if err != nil {
+		return id, false, err
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		k, v, found := strings.Cut(string(line), ":")
+		if !found || strings.TrimSpace(k) != "topic_id" {
+			continue
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(v))
+		if err != nil || len(raw) != 16 {
+			return id, false, fmt.Errorf("%s: bad topic_id %q", PartitionMetadataFile, strings.TrimSpace(v))
+		}
+		copy(id[:], raw)
+		return id, true, nil
+	}
+	return id, false, fmt.Errorf("%s: no topic_id", PartitionMetadataFile)
+}
+
+// syncPartitionMetadata reconciles the topic id on disk with want: a zero
+// want adopts the stored id, a missing file is written, and a different
+// stored id is kerr.InconsistentTopicID.
+func syncPartitionMetadata(dir string, want [16]byte) ([16]byte, error) {
+	have, ok, err := readPartitionMetadata(dir)
+	if err != nil {
+		return have, err
+	}
+	var zero [16]byte
+	switch {
+	case want == zero:
+		return have, nil
+	case ok && have != want:
+		return have, fmt.Errorf("%w: %s has topic id %s, expected %s", kerr.InconsistentTopicID, dir, encodeTopicID(have), encodeTopicID(want))
+	case ok:
+		return have, nil
+	}
+	data := fmt.Sprintf("version: 0\ntopic_id: %s\n", encodeTopicID(want))
+	return want, writeFileAtomically(filepath.Join(dir, PartitionMetadataFile), []byte(data))
+}

@@ -1,0 +1,415 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// maxBatchesPerProducer is how many recent batches are remembered per
+// producer for duplicate detection; Kafka uses 5, matching the producer's
+// max.in.flight.requests.per.connection limit for idempotence.
+const maxBatchesPerProducer = 5
+
+// batchMetadata describes one batch a producer wrote.
+type batchMetadata struct {
+	firstSeq, lastSeq       int32
+	firstOffset, lastOffset int64
+	maxTimestamp            int64
+}
+
+// producerEntry is the state kept for one producer id (Kafka's
+// ProducerStateEntry).
+type producerEntry struct {
+	producerID            int64
+	epoch                 int16
+	coordinatorEpoch      int32
+	currentTxnFirstOffset int64 // -1 if no transaction is open
+	lastTimestamp         int64
+	batches               [maxBatchesPerProducer]batchMetadata
+	numBatches            int
+}
+
+func (e *producerEntry) lastBatch() (batchMetadata, bool) {
+	if e.numBatches == 0 {
+		return batchMetadata{}, false
+	}
+	return e.batches[e.numBatches-1], true
+}
+
+func (e *producerEntry) addBatch(b batchMetadata) {
+	if e.numBatches == maxBatchesPerProducer {
+		copy(e.batches[:], e.batches[1:])
+		e.numBatches--
+	}
+	e.batches[e.numBatches] = b
+	e.numBatches++
+	e.lastTimestamp = b.maxTimestamp
+}
+
+// findDuplicate returns the remembered batch with the same epoch and
+// sequence range, like Kafka's ProducerStateEntry.findDuplicateBatch.
+func (e *producerEntry) findDuplicate(h *batchHeader) (batchMetadata, bool) {
+	if h.ProducerEpoch != e.epoch {
+		return batchMetadata{}, false
+	}
+	first, last := h.BaseSequence, h.LastSequence()
+	for i := 0; i < e.numBatches; i++ {
+		if b := e.batches[i]; b.firstSeq == first && b.lastSeq == last {
+			return b, true
+		}
+	}
+	return batchMetadata{}, false
+}
+
+// producerStateManager tracks idempotent/transactional producers of one
+// partition (Kafka's ProducerStateManager).
+//
+// Snapshots are files "<20-digit offset>.snapshot" in the partition dir; the
+// offset is the log end offset the state reflects. Format (big-endian):
+//
+//	version int16 (=1) | crc uint32 (CRC-32C of all bytes after it) |
+//	count int32 | count × producer:
+//	  producerId int64 | epoch int16 | coordinatorEpoch int32 |
+//	  currentTxnFirstOffset int64 | lastTimestamp int64 | numBatches int8 |
+//	  numBatches × (firstSeq int32 | lastSeq int32 | firstOffset int64 |
+//	                lastOffset int64 | maxTimestamp int64)
+//
+// Unlike Kafka (which keeps only the last batch per producer in snapshots),
+// all remembered batches are stored so duplicate detection is as good after
+// a restart as before it.
+//
+// Thread-safety: none; the owning Log's append lock guards every call.
+type producerStateManager struct {
+	dir          string
+	expirationMs int64
+	producers    map[int64]*producerEntry
+}
+
+const (
+	producerSnapshotVersion = 1
+	keptProducerSnapshots   = 3
+)
+
+func newProducerStateManager(dir string, expirationMs int64) *producerStateManager {
+	return &producerStateManager{dir: dir, expirationMs: expirationMs, producers: make(map[int64]*producerEntry)}
+}
+
+// check validates a batch against the producer's state without changing it.
+// It returns the original batch if this is a retry of one of the last
+// batches, an error wrapping kerr.InvalidProducerEpoch for a fenced epoch, or
+// kerr.OutOfOrderSequenceNumber for a gap (ProducerAppendInfo.checkSequence).
+func (m *producerStateManager) check(h *batchHeader) (dup batchMetadata, isDup bool, err error) {
+	if h.ProducerID < 0 {
+		return batchMetadata{}, false, nil
+	}
+	e := m.producers[h.ProducerID]
+	if e == nil {
+		// No state (new producer, or its batches were removed by retention
+		// or DeleteRecords): Kafka accepts any sequence.
+		return batchMetadata{}, false, nil
+	}
+	if !h.IsControl() {
+		if b, ok := e.findDuplicate(h); ok {
+			return b, true, nil
+		}
+	}
+	if h.ProducerEpoch < e.epoch {
+		return batchMetadata{}, false, fmt.Errorf("%w: producer %d epoch %d is older than current epoch %d", kerr.InvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.epoch)
+	}
+	if h.IsControl() {
+		return batchMetadata{}, false, nil
+	}
+	if h.ProducerEpoch != e.epoch {
+		if h.BaseSequence != 0 {
+			return batchMetadata{}, false, fmt.Errorf("%w: producer %d bumped epoch to %d with sequence %d, expected 0", kerr.OutOfOrderSequenceNumber, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+		}
+		return batchMetadata{}, false, nil
+	}
+	last, ok := e.lastBatch()
+	if !ok {
+		return batchMetadata{}, false, nil
+	}
+	if !inSequence(last.lastSeq, h.BaseSequence) {
+		return batchMetadata{}, false, fmt.Errorf("%w: producer %d epoch %d sent sequence %d, expected %d", kerr.OutOfOrderSequenceNumber, h.ProducerID, h.ProducerEpoch, h.BaseSequence, incrementSequence(last.lastSeq, 1))
+	}
+	return batchMetadata{}, false, nil
+}
+
+// inSequence is Kafka's ProducerAppendInfo.inSequence: next follows last,
+// wrapping from MaxInt32 to 0.
+func inSequence(last, next int32) bool {
+	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
+}
+
+// update applies a batch already in the log (after check, or during replay).
+func (m *producerStateManager) update(h *batchHeader) {
+	if h.ProducerID < 0 {
+		return
+	}
+	e := m.producers[h.ProducerID]
+	if e == nil {
+		e = &producerEntry{producerID: h.ProducerID, epoch: h.ProducerEpoch, coordinatorEpoch: -1, currentTxnFirstOffset: -1}
+		m.producers[h.ProducerID] = e
+	}
+	if h.ProducerEpoch != e.epoch {
+		// A new epoch starts a fresh sequence space.
+		e.epoch = h.ProducerEpoch
+		e.numBatches = 0
+	}
+	if h.IsControl() {
+		// A commit/abort marker closes the producer's transaction.
+		e.currentTxnFirstOffset = -1
+		e.lastTimestamp = h.MaxTimestamp
+		return
+	}
+	if h.IsTransactional() && e.currentTxnFirstOffset < 0 {
+		e.currentTxnFirstOffset = h.BaseOffset
+	}
+	e.addBatch(batchMetadata{
+		firstSeq:     h.BaseSequence,
+		lastSeq:      h.LastSequence(),
+		firstOffset:  h.BaseOffset,
+		lastOffset:   h.LastOffset(),
+		maxTimestamp: h.MaxTimestamp,
+	})
+}
+
+// removeExpired drops producers idle for producer.id.expiration.ms with no
+// open transaction (Kafka's removeExpiredProducers). It returns how many.
+func (m *producerStateManager) removeExpired(nowMs int64) int {
+	n := 0
+	for id, e := range m.producers {
+		if e.currentTxnFirstOffset < 0 && nowMs-e.lastTimestamp >= m.expirationMs {
+			delete(m.producers, id)
+			n++
+		}
+	}
+	return n
+}
+
+// truncateHead forgets producers whose last batch is below logStartOffset and
+// snapshots below it, as Kafka does when the log start offset moves.
+func (m *producerStateManager) truncateHead(logStartOffset int64) error {
+	for id, e := range m.producers {
+		if b, ok := e.lastBatch(); ok && b.lastOffset < logStartOffset && e.currentTxnFirstOffset < 0 {
+			delete(m.producers, id)
+		}
+	}
+	offs, err := m.snapshotOffsets()
+	if err != nil {
+		return err
+	}
+	for _, o := range offs {
+		if o < logStartOffset {
+			m.removeSnapshot(o)
+		}
+	}
+	return nil
+}
+
+func (m *producerStateManager) snapshotPath(offset int64) string {
+	return segmentFileName(m.dir, offset, snapshotFileSuffix)
+}
+
+// snapshotOffsets lists the offsets of snapshot files, ascending.
+func (m *producerStateManager) snapshotOffsets() ([]int64, error) {
+	ents, err := os.ReadDir(m.dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, de := range ents {
+		if o, ok := parseOffsetFileName(de.Name(), snapshotFileSuffix); ok {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+func (m *producerStateManager) removeSnapshot(offset int64) {
+	_ = os.Remove(m.snapshotPath(offset))
+}
+
+// deleteSnapshotsAbove removes snapshots newer than offset (log truncation).
+func (m *producerStateManager) deleteSnapshotsAbove(offset int64) error {
+	offs, err := m.snapshotOffsets()
+	if err != nil {
+		return err
+	}
+	for _, o := range offs {
+		if o > offset {
+			m.removeSnapshot(o)
+		}
+	}
+	return nil
+}
+
+// encodeSnapshot serializes the current state in the documented format.
+func (m *producerStateManager) encodeSnapshot() []byte {
+	ids := make([]int64, 0, len(m.producers))
+	for id := range m.producers {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	buf := make([]byte, 10, 10+len(ids)*(35+maxBatchesPerProducer*32))
+	binary.BigEndian.PutUint16(buf[0:], producerSnapshotVersion)
+	binary.BigEndian.PutUint32(buf[6:], uint32(len(ids)))
+	for _, id := range ids {
+		e := m.producers[id]
+		buf = binary.BigEndian.AppendUint64(buf, uint64(e.producerID))
+		buf = binary.BigEndian.AppendUint16(buf, uint16(e.epoch))
+		buf = binary.BigEndian.AppendUint32(buf, uint32(e.coordinatorEpoch))
+		buf = binary.BigEndian.AppendUint64(buf, uint64(e.currentTxnFirstOffset))
+		buf = binary.BigEndian.AppendUint64(buf, uint64(e.lastTimestamp))
+		buf = append(buf, byte(e.numBatches))
+		for i := 0; i < e.numBatches; i++ {
+			b := e.batches[i]
+			buf = binary.BigEndian.AppendUint32(buf, uint32(b.firstSeq))
+			buf = binary.BigEndian.AppendUint32(buf, uint32(b.lastSeq))
+			buf = binary.BigEndian.AppendUint64(buf, uint64(b.firstOffset))
+			buf = binary.BigEndian.AppendUint64(buf, uint64(b.lastOffset))
+			buf = binary.BigEndian.AppendUint64(buf, uint64(b.maxTimestamp))
+		}
+	}
+	binary.BigEndian.PutUint32(buf[2:], crc32.Checksum(buf[6:], crc32c))
+	return buf
+}
+
+var errBadSnapshot = errors.New("invalid producer state snapshot")
+
+func decodeSnapshot(data []byte) (map[int64]*producerEntry, error) {
+	if len(data) < 10 {
+		return nil, fmt.Errorf("%w: %d bytes", errBadSnapshot, len(data))
+	}
+	if v := binary.BigEndian.Uint16(data); v != producerSnapshotVersion {
+		return nil, fmt.Errorf("%w: version %d", errBadSnapshot, v)
+	}
+	if crc32.Checksum(data[6:], crc32c) != binary.BigEndian.Uint32(data[2:]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", errBadSnapshot)
+	}
+	n := int(binary.BigEndian.Uint32(data[6:]))
+	p := data[10:]
+	out := make(map[int64]*producerEntry, n)
+	for range n {
+		if len(p) < 31 {
+			return nil, fmt.Errorf("%w: truncated producer entry", errBadSnapshot)
+		}
+		e := &producerEntry{
+			producerID:            int64(binary.BigEndian.Uint64(p)),
+			epoch:                 int16(binary.BigEndian.Uint16(p[8:])),
+			coordinatorEpoch:      int32(binary.BigEndian.Uint32(p[10:])),
+			currentTxnFirstOffset: int64(binary.BigEndian.Uint64(p[14:])),
+			lastTimestamp:         int64(binary.BigEndian.Uint64(p[22:])),
+			numBatches:            int(p[30]),
+		}
+		p = p[31:]
+		if e.numBatches > maxBatchesPerProducer || len(p) < e.numBatches*32 {
+			return nil, fmt.Errorf("%w: bad batch count %d", errBadSnapshot, e.numBatches)
+		}
+		for i := 0; i < e.numBatches; i++ {
+			e.batches[i] = batchMetadata{
+				firstSeq:     int32(binary.BigEndian.Uint32(p)),
+				lastSeq:      int32(binary.BigEndian.Uint32(p[4:])),
+				firstOffset:  int64(binary.BigEndian.Uint64(p[8:])),
+				lastOffset:   int64(binary.BigEndian.Uint64(p[16:])),
+				maxTimestamp: int64(binary.BigEndian.Uint64(p[24:])),
+			}
+			p = p[32:]
+		}
+		out[e.producerID] = e
+	}
+	if len(p) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", errBadSnapshot, len(p))
+	}
+	return out, nil
+}
+
+// takeSnapshot writes the state as of offset and prunes old snapshots,
+// keeping the newest few. sync requests an fsync; roll-time snapshots skip
+// it because a torn snapshot fails its checksum and recovery falls back to an
+// older one plus replay.
+func (m *producerStateManager) takeSnapshot(offset int64, sync bool) error {
+	data := m.encodeSnapshot()
+	path := m.snapshotPath(offset)
+	var err error
+	if sync {
+		err = writeFileAtomically(path, data)
+	} else {
+		tmp := path + ".tmp"
+		if err = os.WriteFile(tmp, data, 0o644); err == nil {
+			err = os.Rename(tmp, path)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	offs, err := m.snapshotOffsets()
+	if err != nil {
+		return err
+	}
+	for len(offs) > keptProducerSnapshots {
+		m.removeSnapshot(offs[0])
+		offs = offs[1:]
+	}
+	return nil
+}
+
+// loadLatestSnapshot replaces the state with the newest valid snapshot at or
+// below maxOffset and returns its offset; unreadable snapshots are deleted.
+// With no usable snapshot the state is empty and ok is false.
+func (m *producerStateManager) loadLatestSnapshot(maxOffset int64) (offset int64, ok bool, err error) {
+	m.producers = make(map[int64]*producerEntry)
+	offs, err := m.snapshotOffsets()
+	if err != nil {
+		return 0, false, err
+	}
+	for i := len(offs) - 1; i >= 0; i-- {
+		if offs[i] > maxOffset {
+			continue
+		}
+		data, err := os.ReadFile(m.snapshotPath(offs[i]))
+		if err == nil {
+			var producers map[int64]*producerEntry
+			if producers, err = decodeSnapshot(data); err == nil {
+				m.producers = producers
+				return offs[i], true, nil
+			}
+		}
+		m.removeSnapshot(offs[i])
+	}
+	return 0, false, nil
+}
+
+// clearSnapshots removes every snapshot file (the log was emptied).
+func (m *producerStateManager) clearSnapshots() error {
+	offs, err := m.snapshotOffsets()
+	if err != nil {
+		return err
+	}
+	for _, o := range offs {
+		m.removeSnapshot(o)
+	}
+	return nil
+}
+
+func removeTempFiles(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, de := range ents {
+		if filepath.Ext(de.Name()) == ".tmp" {
+			_ = os.Remove(filepath.Join(dir, de.Name()))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the real Kafka clients that test/compat drives, from Debian:
+#   python3-kafka            kafka-python, for /usr/bin/python3
+#   python3-confluent-kafka  librdkafka's Python binding, for /usr/bin/python3
+#   kcat                     librdkafka's command-line client
+# Idempotent: installs only what is missing, and runs `apt-get update` only
+# when something is missing. Prints the versions in use. Needs root (or sudo).
+set -euo pipefail
+
+packages=(python3 python3-kafka python3-confluent-kafka kcat)
+
+missing=()
+for pkg in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q '^install ok installed$'; then
+		missing+=("$pkg")
+	fi
+done
+
+if ((${#missing[@]} > 0)); then
+	sudo=()
+	if [[ $(id -u) -ne 0 ]]; then
+		sudo=(sudo)
+	fi
+	echo "installing: ${missing[*]}"
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+echo "versions:"
+dpkg-query -W -f='  ${Package} ${Version}\n' "${packages[@]}"
+# The tests run /usr/bin/python3 explicitly: a pyenv or venv python3 earlier
+# in PATH does not see Debian's python3-* packages.
+/usr/bin/python3 - <<'PY'
+import kafka, confluent_kafka
+print("  kafka-python", kafka.__version__)
+print("  confluent-kafka", confluent_kafka.version()[0], "librdkafka", confluent_kafka.libversion()[0])
+PY
+kcat -V 2>&1 | sed -n 's/^Version /  kcat /p'
