@@ -7,6 +7,7 @@ import (
 	_ "net/http/pprof" // served only with --pprof
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -50,7 +51,10 @@ node down cleanly.`,
 			for _, w := range warnings {
 				log.Warn(w)
 			}
-			log.Info("effective configuration\n" + cfg.String())
+			// Kafka prints its effective config as a block at start-up;
+			// one key per line reads better than one escaped log line.
+			log.Info("effective configuration follows")
+			fmt.Fprint(os.Stderr, indent(cfg.String()))
 			if pprofAddr != "" {
 				go func() {
 					log.Info("pprof listening", "addr", pprofAddr)
@@ -81,4 +85,16 @@ node down cleanly.`,
 	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
+}
+
+// indent prefixes every line with two spaces.
+func indent(s string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		if line != "" {
+			b.WriteString("  ")
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }

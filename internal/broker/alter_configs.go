@@ -103,12 +103,20 @@ func (b *Broker) replaceConfigs(ctx context.Context, typ int8, name string, next
 			return fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
 		}
 	case resourceBroker:
-		if err := config.ValidateBrokerDynamic(changed); err != nil {
+		validate := config.ValidateBrokerDynamic
+		if name == "" {
+			validate = config.ValidateBrokerDynamicDefault
+		}
+		if err := validate(changed); err != nil {
 			return err
 		}
 	}
 	if len(changes) == 0 {
 		return nil
 	}
-	return b.controller.AlterConfigs(ctx, changes, validateOnly)
+	if err := b.controller.AlterConfigs(ctx, changes, validateOnly); err != nil {
+		return err
+	}
+	b.awaitMetadata(ctx)
+	return nil
 }

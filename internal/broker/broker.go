@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -105,6 +106,18 @@ func (b *Broker) Handle(ctx context.Context, r *server.Request) (kmsg.Response, 
 		return nil, fmt.Errorf("unsupported API key %d", r.Key)
 	}
 	return a.handle(b, ctx, r)
+}
+
+// awaitMetadata waits until this broker's partitions reflect the metadata
+// committed so far, so an admin request answers only once its effect is
+// visible here: a produce right after CreateTopics finds the partitions.
+// A slow apply is not an error for the request that committed the change.
+func (b *Broker) awaitMetadata(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := b.partitions.WaitApplied(ctx, b.meta.Image().Offset()); err != nil {
+		b.log.Warn("metadata change not yet applied to partitions", "err", err)
+	}
 }
 
 // errCode translates an internal error into a Kafka error code: errors

@@ -29,7 +29,9 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *server.Request) 
 		}
 		specs = append(specs, spec)
 	}
-	for i, res := range b.controller.CreatePartitions(ctx, specs, req.ValidateOnly) {
+	results := b.controller.CreatePartitions(ctx, specs, req.ValidateOnly)
+	b.awaitMetadata(ctx)
+	for i, res := range results {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = req.Topics[i].Topic
 		st.ErrorCode = b.errCode(res.Err)

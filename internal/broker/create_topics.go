@@ -45,6 +45,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *server.Request) (kms
 		specs = append(specs, spec)
 	}
 	results := b.controller.CreateTopics(ctx, specs, req.ValidateOnly)
+	b.awaitMetadata(ctx)
 
 	img := b.meta.Image()
 	for i, res := range results {

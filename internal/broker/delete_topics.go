@@ -69,5 +69,6 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *server.Request) (kms
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	b.awaitMetadata(ctx)
 	return resp, nil
 }

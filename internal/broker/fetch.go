@@ -242,6 +242,9 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 	rp := kmsg.NewFetchResponseTopicPartition()
 	rp.Partition = it.key.partition
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+	// Kafka always sends a record set, empty when there is no data; a
+	// null one breaks librdkafka and kafka-python.
+	rp.RecordBatches = []byte{}
 
 	var t *metadata.TopicImage
 	var ok bool
@@ -298,7 +301,9 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 		rp.ErrorCode = b.errCode(err)
 		return rp
 	}
-	rp.RecordBatches = res.Data
+	if len(res.Data) > 0 {
+		rp.RecordBatches = res.Data
+	}
 	*remaining -= len(res.Data)
 	return rp
 }

@@ -114,6 +114,7 @@ func (b *Broker) autoCreateTopic(ctx context.Context, name string) (*metadata.To
 	if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return nil, err
 	}
+	b.awaitMetadata(ctx)
 	b.log.Info("auto-created topic", "topic", name, "partitions", res[0].NumPartitions)
 	t, ok := b.meta.Image().Topic(name)
 	if !ok {

@@ -92,7 +92,7 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	if p.Leader() != b.nodeID {
 		return kerr.NotLeaderForPartition
 	}
-	info, err := p.Append(rp.Records, req.Acks)
+	info, err := p.Append(rp.Records, req.Acks, req.Version)
 	if err != nil {
 		return err
 	}

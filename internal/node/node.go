@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -34,10 +33,6 @@ type Node struct {
 	clusterID  string
 }
 
-// MetadataDirName is the directory, under the first log dir, that holds the
-// metadata log (Kafka's metadata.log.dir default).
-const MetadataDirName = "__cluster_metadata-0"
-
 // Start opens the node's state and binds its listeners.
 func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	if log == nil {
@@ -60,7 +55,11 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 	n.clusterID = mp.ClusterID
 
-	n.meta, err = metadata.OpenLocalLog(filepath.Join(cfg.LogDirs[0], MetadataDirName), log.With("component", "metadata"))
+	metaDir := cfg.MetadataLogDir
+	if metaDir == "" {
+		metaDir = cfg.LogDirs[0]
+	}
+	n.meta, err = metadata.OpenLocalLog(metaDir, log.With("component", "metadata"))
 	if err != nil {
 		return nil, fmt.Errorf("opening metadata log: %w", err)
 	}
@@ -73,10 +72,13 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 
 	n.store, err = storage.OpenManager(storage.ManagerConfig{
 		Dirs:                   cfg.LogDirs,
-		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
-		FlushCheckInterval:     time.Duration(cfg.LogFlushSchedulerIntervalMs) * time.Millisecond,
-		CheckpointInterval:     time.Duration(cfg.LogFlushOffsetCheckpointIntervalMs) * time.Millisecond,
-		Logger:                 log.With("component", "storage"),
+		RetentionCheckInterval: msDuration(int64(cfg.LogRetentionCheckIntervalMs)),
+		// Kafka's default scheduler interval is "never"; storage then
+		// checks flush.ms every second, so a topic that sets flush.ms
+		// gets it without also tuning the scheduler.
+		FlushCheckInterval: msDuration(int64(cfg.LogFlushSchedulerIntervalMs)),
+		CheckpointInterval: msDuration(int64(cfg.LogFlushOffsetCheckpointIntervalMs)),
+		Logger:             log.With("component", "storage"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening log dirs: %w", err)
@@ -168,6 +170,16 @@ func (n *Node) register(ctx context.Context, c *metadata.Controller) error {
 		return fmt.Errorf("registering broker %d: %w", n.cfg.NodeID, err)
 	}
 	return nil
+}
+
+// msDuration converts a millisecond setting to a Duration; values too large
+// to represent (Kafka uses Long.MAX_VALUE for "never") become 0, which the
+// callee treats as its default.
+func msDuration(ms int64) time.Duration {
+	if ms <= 0 || ms > int64(time.Duration(1<<63-1)/time.Millisecond) {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // securityProtocolID maps a security protocol name to Kafka's id.

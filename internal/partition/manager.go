@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,13 +33,52 @@ type Manager struct {
 		sync.RWMutex
 		parts map[storage.TopicPartition]*Partition
 	}
+
+	// applied tracks the offset of the last image applied, so a request
+	// that changed metadata can wait until its partitions exist here.
+	applied struct {
+		sync.Mutex
+		offset  int64
+		changed chan struct{} // closed and replaced on every Apply
+	}
 }
 
 // NewManager returns a Manager over the logs in store.
 func NewManager(nodeID int32, broker *config.Broker, store *storage.Manager, log *slog.Logger) *Manager {
 	m := &Manager{nodeID: nodeID, broker: broker, store: store, log: log}
 	m.mu.parts = make(map[storage.TopicPartition]*Partition)
+	m.applied.offset = -1
+	m.applied.changed = make(chan struct{})
 	return m
+}
+
+// WaitApplied waits until an image at or past offset has been applied, so
+// that, for example, the partitions of a topic just created are open before
+// CreateTopics answers and a produce that follows finds them.
+func (m *Manager) WaitApplied(ctx context.Context, offset int64) error {
+	for {
+		m.applied.Lock()
+		done, ch := m.applied.offset >= offset, m.applied.changed
+		m.applied.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (m *Manager) markApplied(offset int64) {
+	m.applied.Lock()
+	if offset > m.applied.offset {
+		m.applied.offset = offset
+		close(m.applied.changed)
+		m.applied.changed = make(chan struct{})
+	}
+	m.applied.Unlock()
 }
 
 // Get returns the partition if it is hosted here.
@@ -112,6 +152,7 @@ func (m *Manager) Apply(img *metadata.Image) error {
 			errs = append(errs, err)
 		}
 	}
+	m.markApplied(img.Offset())
 	return errors.Join(errs...)
 }
 

@@ -96,7 +96,8 @@ var ErrNotEnoughReplicas = kerr.NotEnoughReplicas
 // Append validates one produce payload (a single v2 record batch), appends
 // it and returns where it landed. acks=-1 requires the ISR to satisfy
 // min.insync.replicas before anything is written, as Kafka checks it.
-func (p *Partition) Append(data []byte, acks int16) (storage.AppendInfo, error) {
+// produceVersion is the Produce request's version (zstd needs v7+).
+func (p *Partition) Append(data []byte, acks int16, produceVersion int16) (storage.AppendInfo, error) {
 	s := p.settings.Load()
 	if acks == -1 && int32(len(s.isr)) < s.topic.MinInsyncReplicas {
 		return storage.AppendInfo{}, fmt.Errorf("%w: the in-sync replicas of %s-%d are %v, fewer than min.insync.replicas=%d",
@@ -104,6 +105,7 @@ func (p *Partition) Append(data []byte, acks int16) (storage.AppendInfo, error) 
 	}
 	opts := s.validate
 	opts.Now = time.Now().UnixMilli()
+	opts.ProduceVersion = produceVersion
 	v, err := record.ValidateProduce(data, opts)
 	if err != nil {
 		return storage.AppendInfo{}, err

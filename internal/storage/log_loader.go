@@ -274,8 +274,16 @@ func cleanDirAndListSegments(dir string) ([]int64, error) {
 	return bases, nil
 }
 
+// MetadataDirName is the metadata log's directory in the first log dir
+// (Kafka's __cluster_metadata-0). It looks like a partition dir but is not
+// one of ours: the metadata package owns it.
+const MetadataDirName = "__cluster_metadata-0"
+
 // parsePartitionDirName splits "<topic>-<partition>"; topics may contain '-'.
 func parsePartitionDirName(name string) (TopicPartition, bool) {
+	if name == MetadataDirName {
+		return TopicPartition{}, false
+	}
 	i := strings.LastIndexByte(name, '-')
 	if i <= 0 || i == len(name)-1 {
 		return TopicPartition{}, false
