@@ -32,7 +32,7 @@ type conn struct {
 
 	// out carries encoded response frames to writeLoop; closed by serve
 	// when it stops reading.
-	out chan []byte
+	out chan frame
 	// writeDone is closed when writeLoop exits.
 	writeDone chan struct{}
 }
@@ -51,7 +51,7 @@ func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
 		},
 		ctx:       ctx,
 		cancel:    cancel,
-		out:       make(chan []byte, 64),
+		out:       make(chan frame, 64),
 		writeDone: make(chan struct{}),
 	}
 	c.log = srv.log.With("conn", id, "remote", c.info.Remote.String(), "listener", l.cfg.Name)
@@ -183,7 +183,7 @@ func (c *conn) handleFrame(frame []byte) (keepOpen bool) {
 		return true
 	}
 	select {
-	case c.out <- appendResponse(nil, h.correlationID, resp):
+	case c.out <- encodeFrame(h.correlationID, resp):
 		return true
 	case <-c.writeDone:
 		return false
@@ -208,8 +208,8 @@ func (c *conn) callHandler(r *Request) (resp kmsg.Response, err error) {
 func (c *conn) writeLoop() {
 	defer close(c.writeDone)
 	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	for frame := range c.out {
-		if _, err := bw.Write(frame); err != nil {
+	for f := range c.out {
+		if err := writeFrame(bw, c.nc, f); err != nil {
 			c.fail(err)
 			return
 		}
@@ -220,7 +220,7 @@ func (c *conn) writeLoop() {
 					more = false
 					break
 				}
-				if _, err := bw.Write(f); err != nil {
+				if err := writeFrame(bw, c.nc, f); err != nil {
 					c.fail(err)
 					return
 				}

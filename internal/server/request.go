@@ -95,23 +95,3 @@ func skipTags(b []byte) ([]byte, error) {
 	}
 	return r.Src, nil
 }
-
-// appendResponse encodes a size-prefixed response frame. Response header v1
-// (flexible) adds an empty tagged-field section, except for ApiVersions,
-// whose response header is always v0 so that clients can read it before
-// they know the broker's versions (KIP-511).
-func appendResponse(dst []byte, correlationID int32, resp kmsg.Response) []byte {
-	start := len(dst)
-	dst = append(dst, 0, 0, 0, 0)
-	dst = kbin.AppendInt32(dst, correlationID)
-	if resp.IsFlexible() && resp.Key() != int16(kmsg.ApiVersions) {
-		dst = append(dst, 0)
-	}
-	dst = resp.AppendTo(dst)
-	size := len(dst) - start - 4
-	dst[start] = byte(size >> 24)
-	dst[start+1] = byte(size >> 16)
-	dst[start+2] = byte(size >> 8)
-	dst[start+3] = byte(size)
-	return dst
-}

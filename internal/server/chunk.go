@@ -1,0 +1,133 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Chunk is a piece of an encoded response: bytes, or a region of a file.
+// File regions are sent with sendfile(2) on plaintext TCP connections, so
+// log data goes from the page cache to the socket without being copied
+// through user space; elsewhere they are read and written.
+type Chunk struct {
+	Bytes  []byte
+	File   *os.File
+	Offset int64
+	Length int64
+}
+
+func (c Chunk) size() int64 {
+	if c.File != nil {
+		return c.Length
+	}
+	return int64(len(c.Bytes))
+}
+
+// ChunkedResponse is a response that encodes its own body in chunks. The
+// fetch handler returns one so that record batches are sent from their
+// segment files.
+type ChunkedResponse interface {
+	kmsg.Response
+	// AppendChunks appends the encoded response body (what AppendTo would
+	// produce, without size, correlation id or header tags).
+	AppendChunks(dst []Chunk) []Chunk
+}
+
+// frame is one response on its way to the socket.
+type frame []Chunk
+
+// encodeFrame encodes a response frame: size, correlation id, header tags
+// (response header v1, except ApiVersions, KIP-511) and the body.
+func encodeFrame(correlationID int32, resp kmsg.Response) frame {
+	hdr := make([]byte, 8, 64)
+	kbin.AppendInt32(hdr[:4], correlationID)
+	if resp.IsFlexible() && resp.Key() != int16(kmsg.ApiVersions) {
+		hdr = append(hdr, 0)
+	}
+	cr, ok := resp.(ChunkedResponse)
+	if !ok {
+		b := resp.AppendTo(hdr)
+		kbin.AppendInt32(b[:0], int32(len(b)-4))
+		return frame{{Bytes: b}}
+	}
+	f := cr.AppendChunks(frame{{Bytes: hdr}})
+	var size int64
+	for _, c := range f {
+		size += c.size()
+	}
+	kbin.AppendInt32(hdr[:0], int32(size-4))
+	return f
+}
+
+// writeFrame writes a frame to bw, flushing bw before file regions and
+// sending those with sendfile when the connection allows it.
+func writeFrame(bw *bufio.Writer, nc net.Conn, f frame) error {
+	for _, c := range f {
+		if c.File == nil {
+			if _, err := bw.Write(c.Bytes); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := sendFileRegion(nc, c.File, c.Offset, c.Length); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendFileRegion sends length bytes of f from offset to nc: with sendfile
+// on a TCP connection, otherwise by reading and writing.
+func sendFileRegion(nc net.Conn, f *os.File, offset, length int64) error {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		_, err := io.Copy(nc, io.NewSectionReader(f, offset, length))
+		return err
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	src, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var sendErr error
+	ctlErr := src.Control(func(srcFD uintptr) {
+		for length > 0 && sendErr == nil {
+			werr := raw.Write(func(dstFD uintptr) bool {
+				n, err := syscall.Sendfile(int(dstFD), int(srcFD), &offset, int(min(length, 1<<30)))
+				if n > 0 {
+					length -= int64(n)
+				}
+				switch {
+				case errors.Is(err, syscall.EAGAIN):
+					return false // wait until the socket is writable
+				case err != nil:
+					sendErr = err
+				case n == 0:
+					sendErr = fmt.Errorf("sendfile: file ended with %d bytes left to send", length)
+				}
+				return true
+			})
+			if werr != nil && sendErr == nil {
+				sendErr = werr
+			}
+		}
+	})
+	if ctlErr != nil {
+		return ctlErr
+	}
+	return sendErr
+}
