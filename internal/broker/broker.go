@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/server"
@@ -33,6 +34,9 @@ type Broker struct {
 	meta       metadata.Log
 	controller *metadata.Controller
 	partitions *partition.Manager
+	// groups is the group coordinator; nil on a broker assembled
+	// without one (group APIs then answer COORDINATOR_NOT_AVAILABLE).
+	groups *group.Coordinator
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
@@ -49,6 +53,7 @@ type Options struct {
 	Meta       metadata.Log
 	Controller *metadata.Controller
 	Partitions *partition.Manager
+	Groups     *group.Coordinator
 	Logger     *slog.Logger
 }
 
@@ -66,6 +71,7 @@ func New(o Options) *Broker {
 		meta:          o.Meta,
 		controller:    o.Controller,
 		partitions:    o.Partitions,
+		groups:        o.Groups,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 	}
 }

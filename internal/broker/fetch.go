@@ -76,12 +76,18 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 	}()
 	for {
 		img := b.meta.Image()
-		out, size, anyError := b.readFetch(img, items, maxBytes, readCommitted, useIDs, full)
+		out, regions, sent, size, anyError := b.readFetch(img, items, maxBytes, readCommitted, useIDs, full)
 		done := anyError || size >= int(req.MinBytes) || req.MaxWaitMillis <= 0
 		wait := time.Until(deadline)
 		if done || wait <= 0 || ctx.Err() != nil {
+			// Only the read that is answered updates what the session
+			// has sent: a change seen by a read before parking must
+			// still count as a change for the read after it.
+			for _, u := range sent {
+				u.apply()
+			}
 			resp.Topics = out
-			return resp, nil
+			return &fetchResponse{FetchResponse: resp, regions: regions}, nil
 		}
 		if waiter == nil {
 			// Register, then loop to re-read: an append between the
@@ -200,28 +206,43 @@ func (b *Broker) topicName(img *metadata.Image, k fetchSessionKey) string {
 	return ""
 }
 
-// readFetch reads every item once. It returns the response topics, the
-// number of record bytes and whether any partition has an error.
-func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int32, readCommitted, useIDs, full bool) ([]kmsg.FetchResponseTopic, int, bool) {
+// sentUpdate records, for a session partition, the offsets a response
+// carries, applied only when that response is the one sent.
+type sentUpdate struct {
+	sp                *sessionPartition
+	hw, lso, logStart int64
+}
+
+func (u sentUpdate) apply() {
+	u.sp.sentHighWatermark, u.sp.sentLastStableOffset, u.sp.sentLogStartOffset = u.hw, u.lso, u.logStart
+}
+
+// readFetch reads every item once. It returns the response topics, the file
+// regions holding their records (regions[t][p] for Topics[t].Partitions[p]),
+// the session updates to apply if this read is answered, the number of
+// record bytes and whether any partition has an error.
+func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int32, readCommitted, useIDs, full bool) ([]kmsg.FetchResponseTopic, [][]fileRegion, []sentUpdate, int, bool) {
 	var topics []kmsg.FetchResponseTopic
+	var regions [][]fileRegion
+	var sent []sentUpdate
 	topicIndex := make(map[fetchSessionKey]int) // keyed by topic (partition -1)
 	remaining := int(maxBytes)
 	size := 0
 	anyError := false
 	for _, it := range items {
-		rp := b.readFetchPartition(img, it, &remaining, size == 0, readCommitted, useIDs)
+		rp, region := b.readFetchPartition(img, it, &remaining, size == 0, readCommitted, useIDs)
 		if rp.ErrorCode != 0 {
 			anyError = true
 		}
-		size += len(rp.RecordBatches)
+		size += int(region.length)
 		if sp := it.session; sp != nil {
-			changed := len(rp.RecordBatches) > 0 || rp.ErrorCode != 0 ||
+			changed := region.length > 0 || rp.ErrorCode != 0 ||
 				rp.HighWatermark != sp.sentHighWatermark || rp.LastStableOffset != sp.sentLastStableOffset ||
 				rp.LogStartOffset != sp.sentLogStartOffset
 			if !full && !changed {
 				continue
 			}
-			sp.sentHighWatermark, sp.sentLastStableOffset, sp.sentLogStartOffset = rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset
+			sent = append(sent, sentUpdate{sp: sp, hw: rp.HighWatermark, lso: rp.LastStableOffset, logStart: rp.LogStartOffset})
 		}
 		tk := fetchSessionKey{topicID: it.key.topicID, topic: it.key.topic, partition: -1}
 		i, ok := topicIndex[tk]
@@ -230,16 +251,20 @@ func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int3
 			t.Topic = it.key.topic
 			t.TopicID = it.key.topicID
 			topics = append(topics, t)
+			regions = append(regions, nil)
 			i = len(topics) - 1
 			topicIndex[tk] = i
 		}
 		topics[i].Partitions = append(topics[i].Partitions, rp)
+		regions[i] = append(regions[i], region)
 	}
-	return topics, size, anyError
+	return topics, regions, sent, size, anyError
 }
 
-func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining *int, first, readCommitted, useIDs bool) kmsg.FetchResponseTopicPartition {
-	rp := kmsg.NewFetchResponseTopicPartition()
+// readFetchPartition reads one partition: the response entry (offsets,
+// error) and the file region holding its records, if any.
+func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining *int, first, readCommitted, useIDs bool) (rp kmsg.FetchResponseTopicPartition, region fileRegion) {
+	rp = kmsg.NewFetchResponseTopicPartition()
 	rp.Partition = it.key.partition
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 	// Kafka always sends a record set, empty when there is no data; a
@@ -258,7 +283,7 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 		if useIDs {
 			rp.ErrorCode = kerr.UnknownTopicID.Code
 		}
-		return rp
+		return rp, region
 	}
 	p := b.partitions.Get(t.Name, it.key.partition)
 	if p == nil {
@@ -266,20 +291,20 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 		if _, exists := img.Partition(t.Name, it.key.partition); exists {
 			rp.ErrorCode = kerr.NotLeaderForPartition.Code
 		}
-		return rp
+		return rp, region
 	}
 	if p.Leader() != b.nodeID {
 		rp.ErrorCode = kerr.NotLeaderForPartition.Code
-		return rp
+		return rp, region
 	}
 	if e := it.currentLeaderEpoch; e >= 0 {
 		switch ours := p.LeaderEpoch(); {
 		case e < ours:
 			rp.ErrorCode = kerr.FencedLeaderEpoch.Code
-			return rp
+			return rp, region
 		case e > ours:
 			rp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-			return rp
+			return rp, region
 		}
 	}
 	// Without transactions the last stable offset equals the high
@@ -290,20 +315,20 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 	}
 	limit := min(int(it.maxBytes), *remaining)
 	if limit <= 0 && !first {
-		return rp
+		return rp, region
 	}
-	res, err := p.Read(it.fetchOffset, max(limit, 0), first)
+	res, err := p.ReadRegion(it.fetchOffset, max(limit, 0), first)
 	if err != nil {
 		if errors.Is(err, kerr.OffsetOutOfRange) {
 			rp.ErrorCode = kerr.OffsetOutOfRange.Code
-			return rp
+			return rp, region
 		}
 		rp.ErrorCode = b.errCode(err)
-		return rp
+		return rp, region
 	}
-	if len(res.Data) > 0 {
-		rp.RecordBatches = res.Data
+	if res.Size > 0 {
+		region = fileRegion{file: res.File, offset: res.Position, length: res.Size}
 	}
-	*remaining -= len(res.Data)
-	return rp
+	*remaining -= int(res.Size)
+	return rp, region
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -84,7 +85,7 @@ func (b *Broker) listOffset(img *metadata.Image, version int16, isolation int8, 
 		sp.LeaderEpoch = epoch
 	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
 		sp.Offset = p.LogStartOffset()
-		sp.LeaderEpoch = -1 // FIXME-EPOCH: l.EpochForOffset(sp.Offset)
+		sp.LeaderEpoch = epochAtOffset(p, sp.Offset)
 	case ts == listMaxTimestamp && version >= 7:
 		sp.Offset, sp.Timestamp, sp.LeaderEpoch = l.MaxTimestampOffset()
 	case ts < 0:
@@ -99,4 +100,19 @@ func (b *Broker) listOffset(img *metadata.Image, version int16, isolation int8, 
 		sp.LeaderEpoch = -1
 	}
 	return 0
+}
+
+// epochAtOffset is the leader epoch in force at offset, as Kafka returns it
+// with EARLIEST (its leader-epoch cache's epochForOffset), or the current
+// leader epoch when offset is the log end of a log with no epochs yet:
+// Kafka's cache gets an entry for the leader epoch when the replica becomes
+// leader, before anything is appended. -1 when unknown.
+func epochAtOffset(p *partition.Partition, offset int64) int32 {
+	if e := p.Log().EpochForOffset(offset); e >= 0 {
+		return e
+	}
+	if offset >= p.LogEndOffset() {
+		return p.LeaderEpoch()
+	}
+	return -1
 }

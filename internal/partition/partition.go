@@ -142,6 +142,12 @@ func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (storage.
 	return p.log.Read(offset, maxBytes, p.log.HighWatermark(), minOneBatch)
 }
 
+// ReadRegion is Read without copying: where the committed batches from
+// offset lie in a segment file, for sending with sendfile.
+func (p *Partition) ReadRegion(offset int64, maxBytes int, minOneBatch bool) (storage.ReadResult, error) {
+	return p.log.ReadRegion(offset, maxBytes, p.log.HighWatermark(), minOneBatch)
+}
+
 // DeleteRecordsBefore moves the log start offset to offset (-1 = the high
 // watermark), as the DeleteRecords API does.
 func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {

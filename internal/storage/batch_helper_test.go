@@ -1,12 +1,13 @@
 package storage
 
 import (
-	"encoding/binary"
-	"hash/crc32"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/vltava/vltava/internal/record"
 )
 
 // testBatch describes a v2 batch to build. Offsets are relative; the log
@@ -16,15 +17,17 @@ type testBatch struct {
 	firstTs       int64
 	tsStep        int64   // timestamp of record i = firstTs + i*tsStep
 	timestamps    []int64 // overrides firstTs/tsStep when set
+	maxTs         int64   // overrides the header's MaxTimestamp when nonzero (LogAppendTime)
 	valueSize     int
 	producerID    int64
 	producerEpoch int16
 	baseSeq       int32
 	attributes    int16
 	leaderEpoch   int32
+	codec         record.Codec
 }
 
-// build encodes a valid v2 record batch with CRC-32C (Castagnoli).
+// build encodes a valid v2 record batch with record.BuildBatch.
 func (tb testBatch) build() []byte {
 	n := tb.records
 	if n == 0 {
@@ -42,6 +45,9 @@ func (tb testBatch) build() []byte {
 	for _, t := range ts {
 		maxTs = max(maxTs, t)
 	}
+	if tb.maxTs != 0 {
+		maxTs = tb.maxTs
+	}
 	pid := tb.producerID
 	if pid == 0 {
 		pid = -1
@@ -50,33 +56,27 @@ func (tb testBatch) build() []byte {
 	if pid < 0 {
 		epoch, seq = -1, -1
 	}
-	b := make([]byte, batchHeaderSize)
-	binary.BigEndian.PutUint32(b[12:], uint32(tb.leaderEpoch))
-	b[16] = 2
-	binary.BigEndian.PutUint16(b[21:], uint16(tb.attributes))
-	binary.BigEndian.PutUint32(b[23:], uint32(n-1))
-	binary.BigEndian.PutUint64(b[27:], uint64(first))
-	binary.BigEndian.PutUint64(b[35:], uint64(maxTs))
-	binary.BigEndian.PutUint64(b[43:], uint64(pid))
-	binary.BigEndian.PutUint16(b[51:], uint16(epoch))
-	binary.BigEndian.PutUint32(b[53:], uint32(seq))
-	binary.BigEndian.PutUint32(b[57:], uint32(n))
-	for i := 0; i < n; i++ {
-		var rec []byte
-		rec = append(rec, 0) // attributes
-		rec = binary.AppendVarint(rec, ts[i]-first)
-		rec = binary.AppendVarint(rec, int64(i))
-		rec = binary.AppendVarint(rec, -1) // null key
-		rec = binary.AppendVarint(rec, int64(tb.valueSize))
-		for j := 0; j < tb.valueSize; j++ {
-			rec = append(rec, byte('a'+(i+j)%26))
+	recs := make([]record.Record, n)
+	for i := range recs {
+		v := make([]byte, tb.valueSize)
+		for j := range v {
+			v[j] = byte('a' + (i+j)%26)
 		}
-		rec = binary.AppendVarint(rec, 0) // headers
-		b = binary.AppendVarint(b, int64(len(rec)))
-		b = append(b, rec...)
+		recs[i] = record.Record{TimestampDelta: ts[i] - first, OffsetDelta: int32(i), Value: v}
 	}
-	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-logOverhead))
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	b, err := record.BuildBatch(record.Header{
+		PartitionLeaderEpoch: tb.leaderEpoch,
+		Attributes:           tb.attributes,
+		LastOffsetDelta:      int32(n - 1),
+		FirstTimestamp:       first,
+		MaxTimestamp:         maxTs,
+		ProducerID:           pid,
+		ProducerEpoch:        epoch,
+		BaseSequence:         seq,
+	}, recs, tb.codec)
+	if err != nil {
+		panic(fmt.Sprintf("building test batch: %v", err))
+	}
 	return b
 }
 
@@ -86,15 +86,15 @@ func simple(n, v int, ts int64) []byte {
 }
 
 // splitBatches splits concatenated batches, failing on malformed data.
-func splitBatches(t testing.TB, data []byte) []batchHeader {
+func splitBatches(t testing.TB, data []byte) []record.Header {
 	t.Helper()
-	var out []batchHeader
+	var out []record.Header
 	for len(data) > 0 {
-		h, err := parseBatchHeader(data)
+		h, err := parseStoredHeader(data)
 		if err != nil {
 			t.Fatalf("malformed batch in read data: %v", err)
 		}
-		if int64(len(data)) < h.TotalSize() {
+		if len(data) < h.TotalSize() {
 			t.Fatalf("partial batch in read data: have %d of %d bytes", len(data), h.TotalSize())
 		}
 		if err := verifyBatchCRC(data[:h.TotalSize()]); err != nil {
@@ -148,9 +148,9 @@ func mustAppend(t testing.TB, l *Log, batch []byte, epoch int32) AppendInfo {
 }
 
 // readAll reads every batch from offset to the log end.
-func readAll(t testing.TB, l *Log, from int64) []batchHeader {
+func readAll(t testing.TB, l *Log, from int64) []record.Header {
 	t.Helper()
-	var out []batchHeader
+	var out []record.Header
 	for off := from; off < l.LogEndOffset(); {
 		res, err := l.Read(off, 1<<20, l.LogEndOffset(), true)
 		if err != nil {
@@ -168,26 +168,14 @@ func readAll(t testing.TB, l *Log, from int64) []batchHeader {
 
 func TestBatchHelperProducesParsableBatch(t *testing.T) {
 	b := testBatch{records: 3, firstTs: 100, tsStep: 5, valueSize: 10, producerID: 7, producerEpoch: 1, baseSeq: 4}.build()
-	h, err := parseBatchHeader(b)
+	h, err := parseStoredHeader(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := verifyBatchCRC(b); err != nil {
 		t.Fatal(err)
 	}
-	if h.TotalSize() != int64(len(b)) || h.NumRecords != 3 || h.LastOffsetDelta != 2 || h.MaxTimestamp != 110 || h.LastSequence() != 6 || h.ProducerID != 7 {
+	if h.TotalSize() != len(b) || h.NumRecords != 3 || h.LastOffsetDelta != 2 || h.MaxTimestamp != 110 || h.LastSequence() != 6 || h.ProducerID != 7 {
 		t.Fatalf("unexpected header %+v", h)
-	}
-}
-
-func TestIncrementSequenceWraps(t *testing.T) {
-	for _, tc := range []struct{ seq, delta, want int32 }{
-		{0, 4, 4},
-		{2147483647, 1, 0},
-		{2147483645, 4, 1},
-	} {
-		if got := incrementSequence(tc.seq, tc.delta); got != tc.want {
-			t.Errorf("incrementSequence(%d, %d) = %d, want %d", tc.seq, tc.delta, got, tc.want)
-		}
 	}
 }

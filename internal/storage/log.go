@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/vltava/vltava/internal/record"
 )
 
 // Log is one partition's log (Kafka's UnifiedLog + LocalLog): an ordered list
@@ -72,7 +73,18 @@ type AppendInfo struct {
 
 // ReadResult is what Read returns.
 type ReadResult struct {
-	Data                                        []byte // whole batches
+	Data []byte // whole batches (Read)
+
+	// File region (ReadRegion): Size bytes of File from Position, to be
+	// sent as they are (zero-copy). It starts with a whole batch and may
+	// end inside one, as Kafka's fetches may; clients drop a partial
+	// trailing batch. File stays open for file.delete.delay.ms after its
+	// segment is deleted, longer than any response takes to send.
+	File     *os.File
+	Position int64
+	Size     int64
+
+
 	HighWatermark, LogStartOffset, LogEndOffset int64
 }
 
@@ -90,18 +102,21 @@ func (l *Log) setSegmentsLocked(segs []*segment) { l.segments.Store(&segs) }
 // epoch, applies idempotent producer checks and writes the batch to the active
 // segment (rolling first when needed). batch must be exactly one validated v2
 // batch; its baseOffset and partitionLeaderEpoch fields are rewritten in
-// place (they are outside the CRC).
+// place (they are outside the CRC). A failed write returns an error wrapping
+// kerr.KafkaStorageError and the disk error, and leaves the log exactly as it
+// was: same log end offset, no partial batch visible, next append works.
 func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendInfo, error) {
-	h, err := parseBatchHeader(batch)
+	h, err := parseStoredHeader(batch)
 	if err != nil {
 		return AppendInfo{}, err
 	}
-	if h.TotalSize() != int64(len(batch)) {
-		return AppendInfo{}, fmt.Errorf("%w: batch length field says %d bytes, buffer has %d", kerr.CorruptMessage, h.TotalSize(), len(batch))
+	size := int64(h.TotalSize())
+	if size != int64(len(batch)) {
+		return AppendInfo{}, fmt.Errorf("%w: batch length field says %d bytes, buffer has %d", kerr.CorruptMessage, size, len(batch))
 	}
 	cfg := l.cfg.Load()
-	if h.TotalSize() > cfg.SegmentBytes {
-		return AppendInfo{}, fmt.Errorf("%w: batch of %d bytes exceeds segment.bytes %d", kerr.RecordListTooLarge, h.TotalSize(), cfg.SegmentBytes)
+	if size > cfg.SegmentBytes {
+		return AppendInfo{}, fmt.Errorf("%w: batch of %d bytes exceeds segment.bytes %d", kerr.RecordListTooLarge, size, cfg.SegmentBytes)
 	}
 
 	l.mu.Lock()
@@ -121,18 +136,18 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendInfo, error) {
 	base := l.logEndOffset.Load()
 	last := base + int64(h.LastOffsetDelta)
 	seg := l.activeSegment()
-	if seg.shouldRoll(cfg, h.TotalSize(), h.MaxTimestamp, last, l.now()) {
+	if seg.shouldRoll(cfg, size, h.MaxTimestamp, last, l.now()) {
 		if seg, err = l.rollLocked(base); err != nil {
 			l.mu.Unlock()
 			return AppendInfo{}, fmt.Errorf("%w: rolling segment: %v", kerr.KafkaStorageError, err)
 		}
 	}
-	setBatchBaseOffset(batch, base)
-	setBatchLeaderEpoch(batch, leaderEpoch)
+	record.SetBaseOffset(batch, base)
+	record.SetPartitionLeaderEpoch(batch, leaderEpoch)
 	h.BaseOffset, h.PartitionLeaderEpoch = base, leaderEpoch
 	if err := seg.append(batch, &h, cfg.IndexIntervalBytes); err != nil {
 		l.mu.Unlock()
-		return AppendInfo{}, fmt.Errorf("%w: appending to %s: %v", kerr.KafkaStorageError, l.dir, err)
+		return AppendInfo{}, fmt.Errorf("%w: appending to %s: %w", kerr.KafkaStorageError, l.dir, err)
 	}
 	l.mu.producers.update(&h)
 	l.logEndOffset.Store(last + 1)
@@ -202,6 +217,54 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		}
 		return res, err
 	}
+}
+
+// ReadRegion is Read without copying: it returns where the batches lie in a
+// segment file rather than their bytes (see ReadResult), for fetches sent
+// with sendfile. The region starts at the batch containing offset, holds at
+// least that whole batch when minOneBatch, stops before the first batch at
+// or past maxOffset and is at most maxBytes otherwise, so it may end inside
+// a batch.
+func (l *Log) ReadRegion(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (ReadResult, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := l.readRegionOnce(offset, maxBytes, maxOffset, minOneBatch)
+		if errors.Is(err, os.ErrClosed) && attempt < 3 {
+			continue
+		}
+		return res, err
+	}
+}
+
+func (l *Log) readRegionOnce(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (ReadResult, error) {
+	leo := l.logEndOffset.Load()
+	segs := l.segmentList()
+	res := ReadResult{HighWatermark: l.highWatermark.Load(), LogStartOffset: l.logStartOffset.Load(), LogEndOffset: leo}
+	if offset < res.LogStartOffset || offset > leo {
+		return res, fmt.Errorf("%w: offset %d not in [%d, %d] of %s", kerr.OffsetOutOfRange, offset, res.LogStartOffset, leo, l.dir)
+	}
+	maxOffset = min(maxOffset, leo)
+	if offset >= maxOffset {
+		return res, nil
+	}
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].baseOffset > offset }) - 1
+	for i = max(i, 0); i < len(segs); i++ {
+		f, ok := segs[i].log.(*os.File)
+		if !ok {
+			// A test file system: no file to send from.
+			return l.readOnce(offset, maxBytes, maxOffset, minOneBatch)
+		}
+		pos, size, found, err := segs[i].region(offset, maxBytes, maxOffset, minOneBatch)
+		if err != nil {
+			return res, err
+		}
+		if found {
+			if size > 0 {
+				res.File, res.Position, res.Size = f, pos, size
+			}
+			return res, nil
+		}
+	}
+	return res, nil
 }
 
 func (l *Log) readOnce(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (ReadResult, error) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/vltava/vltava/internal/record"
 )
 
 // OpenOptions carries what the Manager knows about a log from its log dir's
@@ -187,7 +188,7 @@ func (l *Log) load(opts OpenOptions) error {
 
 // rebuildEpochFromBatch restores leader epoch entries from recovered batches,
 // as Kafka's recovery does, in case the checkpoint lagged the log.
-func (l *Log) rebuildEpochFromBatch(h *batchHeader) {
+func (l *Log) rebuildEpochFromBatch(h *record.Header) {
 	if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latestEpoch() {
 		if err := l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
 			l.logger.Warn("writing leader epoch checkpoint", "err", err)
@@ -221,7 +222,7 @@ func (l *Log) rebuildProducerStateLocked() error {
 			if !found {
 				continue
 			}
-			err = s.scanHeaders(pos, func(h *batchHeader) error {
+			err = s.scanHeaders(pos, func(h *record.Header) error {
 				if h.LastOffset() >= from {
 					pm.update(h)
 				}

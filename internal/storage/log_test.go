@@ -230,7 +230,7 @@ func TestConcurrentReadersDuringAppends(t *testing.T) {
 				}
 				var next int64
 				for d := res.Data; len(d) > 0; {
-					h, err := parseBatchHeader(d)
+					h, err := parseStoredHeader(d)
 					if err != nil || h.BaseOffset != next || verifyBatchCRC(d[:h.TotalSize()]) != nil {
 						errs <- errors.New("reader saw a broken or out-of-order batch")
 						return

@@ -1,73 +1,122 @@
 package storage
 
 import (
-	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+
+	"github.com/vltava/vltava/internal/record"
 )
 
-// attrLogAppendTime marks a batch whose records all carry MaxTimestamp.
-const attrLogAppendTime = 0x08
+// Timestamp lookups for ListOffsets. Both walk batch headers only and
+// decode (decompressing if needed) just the candidate batches whose header
+// proves they hold the answer, so the cost is one segment index lookup, a
+// short header scan and normally a single batch decode.
 
 // OffsetForTimestamp serves ListOffsets by timestamp (KIP-79): the first
-// offset at or after the log start offset whose record timestamp is >= ts,
-// with that timestamp and the leader epoch of its batch. ok is false when no
-// record qualifies.
+// record at or after the log start offset whose timestamp is >= ts, with that
+// timestamp and the leader epoch of its batch (-1 if the batch has none). ok
+// is false when no record qualifies.
 //
-// The segment is the first whose max timestamp is >= ts; inside it the time
-// index gives a starting point and batches are scanned from there, as in
-// Kafka's LogSegment.findOffsetByTimestamp. Inside an uncompressed batch the
-// exact record is found; for compressed batches the answer is the batch's
-// first offset (records are not decompressed here).
+// As in Kafka's LogSegment.findOffsetByTimestamp, the first segment whose
+// max timestamp reaches ts is searched from the position its time index
+// gives for ts; the first batch whose MaxTimestamp is >= ts is decoded and
+// its records compared one by one, so the exact record is found inside
+// compressed batches too. Every record of a LogAppendTime batch carries the
+// batch's MaxTimestamp. Batches below the log start offset are skipped, and
+// if the log start offset cuts a candidate batch the search moves on to
+// later batches and segments.
 func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, leaderEpoch int32, ok bool) {
-	for attempt := 0; attempt < 3; attempt++ {
-		offset, timestamp, leaderEpoch, ok, err := l.offsetForTimestampOnce(ts)
-		if err == nil {
-			return offset, timestamp, leaderEpoch, ok
+	for attempt := 0; ; attempt++ {
+		res, found, err := l.offsetForTimestampOnce(ts)
+		// A segment deleted by retention or truncation has closed files; a
+		// retry sees the new segment list.
+		if errors.Is(err, os.ErrClosed) && attempt < 3 {
+			continue
 		}
-		l.logger.Debug("offset for timestamp lookup failed; retrying", "err", err)
+		if err != nil {
+			l.logger.Warn("offset for timestamp lookup failed", "timestamp", ts, "err", err)
+			return -1, -1, -1, false
+		}
+		if !found {
+			return -1, -1, -1, false
+		}
+		return res.offset, res.timestamp, res.leaderEpoch, true
 	}
-	return -1, -1, -1, false
 }
 
-func (l *Log) offsetForTimestampOnce(ts int64) (int64, int64, int32, bool, error) {
+// recordMatch is one record found by a timestamp lookup.
+type recordMatch struct {
+	offset, timestamp int64
+	leaderEpoch       int32
+}
+
+func (l *Log) offsetForTimestampOnce(ts int64) (recordMatch, bool, error) {
 	lso := l.logStartOffset.Load()
 	for _, s := range l.segmentList() {
 		if maxTs, _ := s.maxTimestamp(); maxTs < ts {
 			continue
 		}
+		// The time index maps the largest indexed timestamp <= ts to the
+		// batch that first reached it; every record before that batch is
+		// older than ts, so the scan may start there.
 		_, tsOff := s.timeIndex.lookup(ts)
 		_, pos := s.offsetIndex.lookup(max(tsOff, lso))
-		size := s.size.Load()
+		var match recordMatch
 		var found bool
-		var off, recTs int64
-		var epoch int32
-		err := s.scanBatchesFrom(pos, size, func(h *batchHeader, batch func() ([]byte, error)) (bool, error) {
+		err := s.scanBatchesFrom(pos, s.size.Load(), func(h *record.Header, load func() ([]byte, error)) (bool, error) {
 			if h.MaxTimestamp < ts || h.LastOffset() < lso {
 				return true, nil
 			}
-			b, err := batch()
+			batch, err := load()
 			if err != nil {
 				return false, err
 			}
-			off, recTs, found = firstRecordAtOrAfter(b, h, ts, lso)
-			epoch = h.PartitionLeaderEpoch
+			match, found = l.findRecordInBatch(batch, h, func(off, recTs int64) bool {
+				return recTs >= ts && off >= lso
+			})
 			return !found, nil
 		})
 		if err != nil {
-			return 0, 0, 0, false, err
+			return recordMatch{}, false, err
 		}
 		if found {
-			return off, recTs, epoch, true, nil
+			return match, true, nil
 		}
 	}
-	return -1, -1, -1, false, nil
+	return recordMatch{}, false, nil
 }
 
 // MaxTimestampOffset serves ListOffsets with MAX_TIMESTAMP (KIP-734): the
-// offset of the first record with the largest timestamp, that timestamp and
-// its batch's leader epoch; (-1, -1, -1) for an empty log.
+// offset of the first record carrying the largest timestamp in the log, that
+// timestamp and its batch's leader epoch (-1 if none); (-1, -1, -1) when no
+// record has a timestamp.
+//
+// Like Kafka's UnifiedLog.fetchOffsetByTimestamp, the segment with the
+// largest max timestamp (the first, on ties) is searched for the first batch
+// whose MaxTimestamp equals it, starting at the offset index entry for the
+// batch the segment remembers; that one batch is decoded to find the record
+// (for LogAppendTime batches, whose records all carry MaxTimestamp, this is
+// the batch's first record).
 func (l *Log) MaxTimestampOffset() (offset int64, timestamp int64, leaderEpoch int32) {
+	for attempt := 0; ; attempt++ {
+		res, found, err := l.maxTimestampOffsetOnce()
+		if errors.Is(err, os.ErrClosed) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			l.logger.Warn("max timestamp lookup failed", "err", err)
+			return -1, -1, -1
+		}
+		if !found {
+			return -1, -1, -1
+		}
+		return res.offset, res.timestamp, res.leaderEpoch
+	}
+}
+
+func (l *Log) maxTimestampOffsetOnce() (recordMatch, bool, error) {
 	var best *segment
 	bestTs := int64(-1)
 	for _, s := range l.segmentList() {
@@ -76,36 +125,76 @@ func (l *Log) MaxTimestampOffset() (offset int64, timestamp int64, leaderEpoch i
 		}
 	}
 	if best == nil {
-		return -1, -1, -1
+		return recordMatch{}, false, nil
 	}
 	_, batchLast := best.maxTimestamp()
-	pos, h, found, err := best.findBatch(batchLast, best.size.Load())
-	if err != nil || !found {
-		return -1, -1, -1
+	_, pos := best.offsetIndex.lookup(batchLast)
+	var match recordMatch
+	var found bool
+	err := best.scanBatchesFrom(pos, best.size.Load(), func(h *record.Header, load func() ([]byte, error)) (bool, error) {
+		if h.MaxTimestamp != bestTs {
+			return true, nil
+		}
+		batch, err := load()
+		if err != nil {
+			return false, err
+		}
+		match, found = l.findRecordInBatch(batch, h, func(_, recTs int64) bool { return recTs == bestTs })
+		return !found, nil
+	})
+	return match, found, err
+}
+
+// findRecordInBatch decodes one batch and returns its first record for
+// which want(offset, timestamp) holds. Timestamps are FirstTimestamp plus the
+// record's delta, or MaxTimestamp for every record of a LogAppendTime batch.
+//
+// A batch that fails to decode (it passed its CRC on the way in, so this
+// means a codec or framing bug rather than disk corruption) is answered with
+// its base offset and MaxTimestamp, which can only be at or before the exact
+// record: a consumer that seeks there reads a few extra records rather than
+// skipping any.
+func (l *Log) findRecordInBatch(batch []byte, h *record.Header, want func(offset, timestamp int64) bool) (recordMatch, bool) {
+	epoch := max(h.PartitionLeaderEpoch, -1)
+	_, recs, err := record.DecodeRecords(batch)
+	if err != nil {
+		l.logger.Warn("cannot decode batch for timestamp lookup; answering with its base offset",
+			"base_offset", h.BaseOffset, "err", err)
+		if !want(h.BaseOffset, h.MaxTimestamp) {
+			return recordMatch{}, false
+		}
+		return recordMatch{offset: h.BaseOffset, timestamp: h.MaxTimestamp, leaderEpoch: epoch}, true
 	}
-	batch := make([]byte, h.TotalSize())
-	if _, err := best.log.ReadAt(batch, pos); err != nil {
-		return -1, -1, -1
+	logAppendTime := h.TimestampType() == record.LogAppendTime
+	for i := range recs {
+		ts := h.FirstTimestamp + recs[i].TimestampDelta
+		if logAppendTime {
+			ts = h.MaxTimestamp
+		}
+		off := h.BaseOffset + int64(recs[i].OffsetDelta)
+		if want(off, ts) {
+			return recordMatch{offset: off, timestamp: ts, leaderEpoch: epoch}, true
+		}
 	}
-	off, ts, ok := firstRecordAtOrAfter(batch, &h, bestTs, h.BaseOffset)
-	if !ok {
-		return h.BaseOffset, bestTs, h.PartitionLeaderEpoch
-	}
-	return off, ts, h.PartitionLeaderEpoch
+	return recordMatch{}, false
 }
 
 // scanBatchesFrom walks batches from pos below size, calling fn with each
-// header and a loader for the whole batch, until fn returns false.
-func (s *segment) scanBatchesFrom(pos, size int64, fn func(h *batchHeader, batch func() ([]byte, error)) (bool, error)) error {
-	var hb [batchHeaderSize]byte
-	for pos+batchHeaderSize <= size {
+// header and a loader for the whole batch, until fn returns false. Only the
+// headers are read unless fn calls the loader.
+func (s *segment) scanBatchesFrom(pos, size int64, fn func(h *record.Header, load func() ([]byte, error)) (bool, error)) error {
+	var hb [record.BatchHeaderSize]byte
+	for pos+record.BatchHeaderSize <= size {
 		h, err := s.readHeaderAt(pos, &hb)
 		if err != nil {
 			return err
 		}
-		at := pos
+		at, total := pos, int64(h.TotalSize())
+		if at+total > size {
+			return fmt.Errorf("batch at position %d runs past the segment end %d", at, size)
+		}
 		more, err := fn(&h, func() ([]byte, error) {
-			b := make([]byte, h.TotalSize())
+			b := make([]byte, total)
 			if _, err := s.log.ReadAt(b, at); err != nil && !errors.Is(err, io.EOF) {
 				return nil, err
 			}
@@ -114,51 +203,20 @@ func (s *segment) scanBatchesFrom(pos, size int64, fn func(h *batchHeader, batch
 		if err != nil || !more {
 			return err
 		}
-		pos += h.TotalSize()
+		pos += total
 	}
 	return nil
 }
 
-// firstRecordAtOrAfter finds, inside one batch, the first record with
-// timestamp >= ts and offset >= minOffset. Compressed batches are not
-// decoded: the batch's first eligible offset and its max timestamp stand in.
-func firstRecordAtOrAfter(batch []byte, h *batchHeader, ts, minOffset int64) (offset, timestamp int64, ok bool) {
-	if h.MaxTimestamp < ts || h.LastOffset() < minOffset {
-		return 0, 0, false
+// EpochForOffset is the leader epoch of the batch containing offset, from
+// the leader epoch cache: the epoch whose start offset is the largest one at
+// or below offset (Kafka's LeaderEpochFileCache.epochForOffset), which is
+// what ListOffsets reports for the earliest offset. It is -1 when the cache
+// knows no epoch that early or offset lies outside [LogStartOffset,
+// LogEndOffset].
+func (l *Log) EpochForOffset(offset int64) int32 {
+	if offset < l.logStartOffset.Load() || offset > l.logEndOffset.Load() {
+		return -1
 	}
-	if h.compressed() {
-		return max(h.BaseOffset, minOffset), h.MaxTimestamp, true
-	}
-	logAppend := h.Attributes&attrLogAppendTime != 0
-	p := batch[batchHeaderSize:]
-	for range h.NumRecords {
-		length, n := binary.Varint(p)
-		if n <= 0 || length < 0 || int64(len(p)-n) < length {
-			break
-		}
-		rec := p[n : n+int(length)]
-		p = p[n+int(length):]
-		if len(rec) < 1 {
-			break
-		}
-		tsDelta, n1 := binary.Varint(rec[1:])
-		if n1 <= 0 {
-			break
-		}
-		offDelta, n2 := binary.Varint(rec[1+n1:])
-		if n2 <= 0 {
-			break
-		}
-		recTs := h.FirstTimestamp + tsDelta
-		if logAppend {
-			recTs = h.MaxTimestamp
-		}
-		recOff := h.BaseOffset + offDelta
-		if recTs >= ts && recOff >= minOffset {
-			return recOff, recTs, true
-		}
-	}
-	// Malformed records section (or a compacted-away tail): fall back to
-	// the batch, which is known to reach ts.
-	return max(h.BaseOffset, minOffset), h.MaxTimestamp, true
+	return l.epochs.epochForOffset(offset)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -33,8 +34,10 @@ type ManagerConfig struct {
 // <offset>\n..."), and .vltava_cleanshutdown after a clean Close.
 //
 // Thread-safety: all methods are safe for concurrent use; mu guards the maps
-// of logs. Log I/O (opening, recovery, deletion) happens under mu only in
-// GetOrCreate, so two creations of the same partition cannot race.
+// of logs. No log I/O (opening, recovery, deletion) happens under mu: a
+// partition being opened has a placeholder in mu.opening that later callers
+// for the same partition wait on, so a log is never opened twice while
+// other partitions open in parallel (see OpenAll).
 type Manager struct {
 	logger *slog.Logger
 	cfg    ManagerConfig
@@ -50,8 +53,22 @@ type Manager struct {
 		logs     map[TopicPartition]*Log
 		dirOf    map[TopicPartition]*logDir
 		existing map[TopicPartition]*logDir // on disk, not yet opened
+		opening  map[TopicPartition]*pendingChange
 		closed   bool
 	}
+}
+
+// pendingChange is a partition whose log is being opened (and possibly
+// recovered) or deleted without the manager lock held; GetOrCreate and
+// Delete of the same partition wait for it. done is closed once log or err
+// is set; both are read-only after that.
+type pendingChange struct {
+	dir      *logDir
+	isNew    bool // opening a partition not on disk, in a dir chosen by load
+	deleting bool
+	done     chan struct{}
+	log      *Log
+	err      error
 }
 
 // logDir is one entry of log.dirs with what was read from it at start.
@@ -86,6 +103,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.dirOf = make(map[TopicPartition]*logDir)
 	m.mu.existing = make(map[TopicPartition]*logDir)
+	m.mu.opening = make(map[TopicPartition]*pendingChange)
 	for _, path := range cfg.Dirs {
 		d, err := m.openDir(path)
 		if err != nil {
@@ -184,22 +202,77 @@ func (m *Manager) ExistingTopicID(tp TopicPartition) (id [16]byte, ok bool, err 
 
 // GetOrCreate returns the open log of tp, opening (and recovering) it if it
 // exists on disk or creating it in the log dir with the fewest partitions.
+// The open runs without the manager lock; concurrent callers for the same
+// partition wait for the first one's result instead of opening it again.
 func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.mu.closed {
-		return nil, fmt.Errorf("%w: log manager is closed", kerr.KafkaStorageError)
-	}
-	if l := m.mu.logs[tp]; l != nil {
-		if topicID != [16]byte{} && l.TopicID() != [16]byte{} && l.TopicID() != topicID {
-			return nil, fmt.Errorf("%w: %s has topic id %s, expected %s", kerr.InconsistentTopicID, tp, encodeTopicID(l.TopicID()), encodeTopicID(topicID))
+	for {
+		if m.mu.closed {
+			m.mu.Unlock()
+			return nil, errManagerClosed
 		}
-		return l, nil
+		if l := m.mu.logs[tp]; l != nil {
+			m.mu.Unlock()
+			if topicID != [16]byte{} && l.TopicID() != [16]byte{} && l.TopicID() != topicID {
+				return nil, fmt.Errorf("%w: %s has topic id %s, expected %s", kerr.InconsistentTopicID, tp, encodeTopicID(l.TopicID()), encodeTopicID(topicID))
+			}
+			return l, nil
+		}
+		p := m.mu.opening[tp]
+		if p == nil {
+			break
+		}
+		// Someone else is opening or deleting tp: wait, then look again
+		// (the log may have been deleted since it opened).
+		m.mu.Unlock()
+		<-p.done
+		if p.err != nil && !p.deleting {
+			return nil, p.err
+		}
+		m.mu.Lock()
 	}
-	d := m.mu.existing[tp]
-	if d == nil {
-		d = m.leastLoadedDirLocked()
+	p := &pendingChange{dir: m.mu.existing[tp], done: make(chan struct{})}
+	if p.dir == nil {
+		p.dir, p.isNew = m.leastLoadedDirLocked(), true
 	}
+	m.mu.opening[tp] = p
+	m.mu.Unlock()
+
+	l, err := m.openLog(tp, p.dir, topicID, cfg)
+
+	m.mu.Lock()
+	shuttingDown := m.mu.closed
+	if err == nil && !shuttingDown {
+		delete(m.mu.existing, tp)
+		m.mu.logs[tp] = l
+		m.mu.dirOf[tp] = p.dir
+	}
+	m.mu.Unlock()
+	if err == nil && shuttingDown {
+		// Close ran while we were opening and did not see this log; it
+		// waits on p.done, so the log is closed before the clean-shutdown
+		// marker is written.
+		if cerr := l.Close(); cerr != nil {
+			m.logger.Error("closing log opened during shutdown", "partition", tp.String(), "err", cerr)
+		}
+		l, err = nil, errManagerClosed
+	}
+
+	m.mu.Lock()
+	delete(m.mu.opening, tp)
+	p.log, p.err = l, err
+	close(p.done)
+	m.mu.Unlock()
+	return l, err
+}
+
+// errManagerClosed is returned by operations on a closed Manager.
+var errManagerClosed = fmt.Errorf("%w: log manager is closed", kerr.KafkaStorageError)
+
+// openLog opens tp's log in d with the offsets d's checkpoints recorded.
+// Reading d's checkpoint maps without mu is safe: they are written only by
+// openDir, before the Manager is shared.
+func (m *Manager) openLog(tp TopicPartition, d *logDir, topicID [16]byte, cfg Config) (*Log, error) {
 	l, err := Open(filepath.Join(d.path, tp.String()), cfg, OpenOptions{
 		Topic:          tp.Topic,
 		Partition:      tp.Partition,
@@ -218,12 +291,71 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 			m.logger.Error("writing checkpoints after log start offset change", "dir", d.path, "err", err)
 		}
 	}
-	delete(m.mu.existing, tp)
-	m.mu.logs[tp] = l
-	m.mu.dirOf[tp] = d
 	return l, nil
 }
 
+// OpenRequest names one log for OpenAll, with the arguments GetOrCreate
+// takes.
+type OpenRequest struct {
+	TP      TopicPartition
+	TopicID [16]byte
+	Cfg     Config
+}
+
+// OpenAll opens (or creates) many logs concurrently, at most parallelism at
+// a time (GOMAXPROCS*2 when parallelism <= 0), which is what makes a broker
+// with thousands of partitions start quickly: recovery is mostly I/O bound
+// and each log's recovery is independent (Kafka's
+// num.recovery.threads.per.data.dir). It returns every log that opened; if
+// some failed, err joins their errors and the map holds the rest.
+func (m *Manager) OpenAll(reqs []OpenRequest, parallelism int) (map[TopicPartition]*Log, error) {
+	if parallelism <= 0 {
+		parallelism = 2 * runtime.GOMAXPROCS(0)
+	}
+	parallelism = min(parallelism, len(reqs))
+	type result struct {
+		tp  TopicPartition
+		log *Log
+		err error
+	}
+	work := make(chan OpenRequest)
+	results := make(chan result)
+	var wg sync.WaitGroup
+	for range parallelism {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range work {
+				l, err := m.GetOrCreate(r.TP, r.TopicID, r.Cfg)
+				if err != nil {
+					err = fmt.Errorf("opening %s: %w", r.TP, err)
+				}
+				results <- result{tp: r.TP, log: l, err: err}
+			}
+		}()
+	}
+	go func() {
+		for _, r := range reqs {
+			work <- r
+		}
+		close(work)
+		wg.Wait()
+		close(results)
+	}()
+	logs := make(map[TopicPartition]*Log, len(reqs))
+	var errs []error
+	for r := range results {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		logs[r.tp] = r.log
+	}
+	return logs, errors.Join(errs...)
+}
+
+// leastLoadedDirLocked picks the log dir for a new partition: the one with
+// the fewest partitions, counting those on disk, open and being created.
 func (m *Manager) leastLoadedDirLocked() *logDir {
 	count := make(map[*logDir]int, len(m.dirs))
 	for _, d := range m.mu.dirOf {
@@ -231,6 +363,11 @@ func (m *Manager) leastLoadedDirLocked() *logDir {
 	}
 	for _, d := range m.mu.existing {
 		count[d]++
+	}
+	for _, p := range m.mu.opening {
+		if p.isNew {
+			count[p.dir]++
+		}
 	}
 	best := m.dirs[0]
 	for _, d := range m.dirs[1:] {
@@ -275,6 +412,13 @@ func (m *Manager) DirOf(tp TopicPartition) string {
 // Delete removes tp's log from disk (opened or not) and from the checkpoints.
 func (m *Manager) Delete(tp TopicPartition) error {
 	m.mu.Lock()
+	for p := m.mu.opening[tp]; p != nil; p = m.mu.opening[tp] {
+		// Let a concurrent open (or delete) finish so its files are not
+		// removed under it; a log it registers is then deleted below.
+		m.mu.Unlock()
+		<-p.done
+		m.mu.Lock()
+	}
 	l := m.mu.logs[tp]
 	d := m.mu.dirOf[tp]
 	if l == nil {
@@ -283,10 +427,15 @@ func (m *Manager) Delete(tp TopicPartition) error {
 	delete(m.mu.logs, tp)
 	delete(m.mu.dirOf, tp)
 	delete(m.mu.existing, tp)
-	m.mu.Unlock()
 	if d == nil {
+		m.mu.Unlock()
 		return nil
 	}
+	// Until the directory is gone, a GetOrCreate of tp must wait rather
+	// than open a new log in the directory being removed.
+	p := &pendingChange{dir: d, deleting: true, done: make(chan struct{})}
+	m.mu.opening[tp] = p
+	m.mu.Unlock()
 	var err error
 	if l != nil {
 		err = l.Delete()
@@ -296,6 +445,11 @@ func (m *Manager) Delete(tp TopicPartition) error {
 	if cerr := m.writeCheckpoints(d); err == nil {
 		err = cerr
 	}
+	m.mu.Lock()
+	delete(m.mu.opening, tp)
+	p.err = err
+	close(p.done)
+	m.mu.Unlock()
 	return err
 }
 
@@ -410,7 +564,16 @@ func (m *Manager) Close() error {
 	for tp, l := range m.mu.logs {
 		logs[tp] = l
 	}
+	var opening []*pendingChange
+	for _, p := range m.mu.opening {
+		opening = append(opening, p)
+	}
 	m.mu.Unlock()
+	// Opens in flight see closed and close their log themselves; the
+	// clean-shutdown marker must not be written before they have.
+	for _, p := range opening {
+		<-p.done
+	}
 	close(m.stop)
 	m.wg.Wait()
 	var errs []error

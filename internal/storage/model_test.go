@@ -135,7 +135,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 func nextBase(data []byte) int64 {
 	var next int64
 	for len(data) > 0 {
-		h, _ := parseBatchHeader(data)
+		h, _ := parseStoredHeader(data)
 		next = h.LastOffset() + 1
 		data = data[h.TotalSize():]
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/vltava/vltava/internal/record"
 )
 
 // maxBatchesPerProducer is how many recent batches are remembered per
@@ -56,7 +57,7 @@ func (e *producerEntry) addBatch(b batchMetadata) {
 
 // findDuplicate returns the remembered batch with the same epoch and
 // sequence range, like Kafka's ProducerStateEntry.findDuplicateBatch.
-func (e *producerEntry) findDuplicate(h *batchHeader) (batchMetadata, bool) {
+func (e *producerEntry) findDuplicate(h *record.Header) (batchMetadata, bool) {
 	if h.ProducerEpoch != e.epoch {
 		return batchMetadata{}, false
 	}
@@ -93,6 +94,9 @@ type producerStateManager struct {
 	producers    map[int64]*producerEntry
 }
 
+// crc32c is the Castagnoli table the snapshot checksum uses.
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
 const (
 	producerSnapshotVersion = 1
 	keptProducerSnapshots   = 3
@@ -106,7 +110,7 @@ func newProducerStateManager(dir string, expirationMs int64) *producerStateManag
 // It returns the original batch if this is a retry of one of the last
 // batches, an error wrapping kerr.InvalidProducerEpoch for a fenced epoch, or
 // kerr.OutOfOrderSequenceNumber for a gap (ProducerAppendInfo.checkSequence).
-func (m *producerStateManager) check(h *batchHeader) (dup batchMetadata, isDup bool, err error) {
+func (m *producerStateManager) check(h *record.Header) (dup batchMetadata, isDup bool, err error) {
 	if h.ProducerID < 0 {
 		return batchMetadata{}, false, nil
 	}
@@ -138,7 +142,7 @@ func (m *producerStateManager) check(h *batchHeader) (dup batchMetadata, isDup b
 		return batchMetadata{}, false, nil
 	}
 	if !inSequence(last.lastSeq, h.BaseSequence) {
-		return batchMetadata{}, false, fmt.Errorf("%w: producer %d epoch %d sent sequence %d, expected %d", kerr.OutOfOrderSequenceNumber, h.ProducerID, h.ProducerEpoch, h.BaseSequence, incrementSequence(last.lastSeq, 1))
+		return batchMetadata{}, false, fmt.Errorf("%w: producer %d epoch %d sent sequence %d, expected %d", kerr.OutOfOrderSequenceNumber, h.ProducerID, h.ProducerEpoch, h.BaseSequence, nextSequence(last.lastSeq))
 	}
 	return batchMetadata{}, false, nil
 }
@@ -149,8 +153,16 @@ func inSequence(last, next int32) bool {
 	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
 }
 
+// nextSequence is the sequence expected after seq (for error messages).
+func nextSequence(seq int32) int32 {
+	if seq == math.MaxInt32 {
+		return 0
+	}
+	return seq + 1
+}
+
 // update applies a batch already in the log (after check, or during replay).
-func (m *producerStateManager) update(h *batchHeader) {
+func (m *producerStateManager) update(h *record.Header) {
 	if h.ProducerID < 0 {
 		return
 	}

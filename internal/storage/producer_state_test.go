@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/vltava/vltava/internal/record"
 )
 
 func idem(pid int64, epoch int16, seq int32, n int) []byte {
@@ -182,10 +183,10 @@ func TestExpiredProducersAreForgotten(t *testing.T) {
 func TestSnapshotEncodingRoundTrip(t *testing.T) {
 	m := newProducerStateManager(t.TempDir(), 1000)
 	for i := 0; i < 7; i++ {
-		h := batchHeader{BaseOffset: int64(i * 2), LastOffsetDelta: 1, ProducerID: 11, ProducerEpoch: 2, BaseSequence: int32(i * 2), MaxTimestamp: int64(i)}
+		h := record.Header{BaseOffset: int64(i * 2), LastOffsetDelta: 1, ProducerID: 11, ProducerEpoch: 2, BaseSequence: int32(i * 2), MaxTimestamp: int64(i)}
 		m.update(&h)
 	}
-	txn := batchHeader{BaseOffset: 20, ProducerID: 12, ProducerEpoch: 0, BaseSequence: 0, Attributes: attrTransactional}
+	txn := record.Header{BaseOffset: 20, ProducerID: 12, ProducerEpoch: 0, BaseSequence: 0, Attributes: 0x10 /* KIP-98 transactional bit */}
 	m.update(&txn)
 	got, err := decodeSnapshot(m.encodeSnapshot())
 	if err != nil {

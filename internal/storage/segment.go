@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vltava/vltava/internal/record"
 )
 
 // File name suffixes of a segment.
@@ -37,6 +39,19 @@ func parseOffsetFileName(name, suffix string) (int64, bool) {
 	return off, err == nil && off >= 0
 }
 
+// segmentFile is what a segment needs of its .log file. *os.File is the
+// only production implementation; the interface is the seam through which
+// tests inject write failures to prove a failed append never leaves a
+// partial batch behind.
+type segmentFile interface {
+	io.ReaderAt
+	io.WriterAt
+	Truncate(size int64) error
+	Sync() error
+	Stat() (os.FileInfo, error)
+	Close() error
+}
+
 // segment is one log segment (Kafka's LogSegment): the batches from
 // baseOffset up to the next segment's base offset, in <base>.log, with its
 // offset and time indexes.
@@ -52,7 +67,7 @@ func parseOffsetFileName(name, suffix string) (int64, bool) {
 type segment struct {
 	dir          string
 	baseOffset   int64
-	log          *os.File
+	log          segmentFile
 	offsetIndex  *offsetIndex
 	timeIndex    *timeIndex
 	created      time.Time
@@ -61,6 +76,7 @@ type segment struct {
 	size atomic.Int64 // bytes of whole batches in .log
 
 	// Guarded by the log's append lock.
+	tailDirty                bool // a failed write left bytes past size that could not be cut yet
 	bytesSinceLastIndexEntry int64
 	rollingBasedTimestamp    int64 // max timestamp of the first batch; -1 if empty
 	nextOffset               int64 // offset after the last batch (baseOffset if empty)
@@ -138,12 +154,25 @@ func openSegment(dir string, baseOffset int64, cfg *Config, now time.Time) (s *s
 // positional write, then indexes it like Kafka's LogSegment.append: an offset
 // and time index entry every index.interval.bytes, checked before counting
 // the new batch so a segment's first batch needs no entry.
-func (s *segment) append(batch []byte, h *batchHeader, indexIntervalBytes int32) error {
+//
+// A failed write changes nothing a reader or the next append can see: size
+// (and with it every read, the indexes and the log end offset) advances only
+// after the whole batch is written, and whatever part of the batch reached
+// the file is cut off again. If even that cut fails, the tail is marked
+// dirty and cut before the next write, so a restart never finds a torn batch
+// followed by a good one.
+func (s *segment) append(batch []byte, h *record.Header, indexIntervalBytes int32) error {
 	pos := s.size.Load()
+	if s.tailDirty {
+		if err := s.log.Truncate(pos); err != nil {
+			return fmt.Errorf("cutting the tail left by a failed write: %w", err)
+		}
+		s.tailDirty = false
+	}
 	if _, err := s.log.WriteAt(batch, pos); err != nil {
-		// Drop whatever part of the batch reached the file so the segment
-		// stays a sequence of whole batches.
-		_ = s.log.Truncate(pos)
+		if terr := s.log.Truncate(pos); terr != nil {
+			s.tailDirty = true
+		}
 		return err
 	}
 	last := h.LastOffset()
@@ -168,20 +197,20 @@ func (s *segment) append(batch []byte, h *batchHeader, indexIntervalBytes int32)
 }
 
 // readHeaderAt reads and decodes the batch header at pos.
-func (s *segment) readHeaderAt(pos int64, buf *[batchHeaderSize]byte) (batchHeader, error) {
+func (s *segment) readHeaderAt(pos int64, buf *[record.BatchHeaderSize]byte) (record.Header, error) {
 	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
-		return batchHeader{}, err
+		return record.Header{}, err
 	}
-	return parseBatchHeader(buf[:])
+	return parseStoredHeader(buf[:])
 }
 
 // findBatch returns the position and header of the first batch whose last
 // offset is >= offset, looking below size only. found is false when every
 // batch in the segment ends before offset.
-func (s *segment) findBatch(offset int64, size int64) (pos int64, h batchHeader, found bool, err error) {
+func (s *segment) findBatch(offset int64, size int64) (pos int64, h record.Header, found bool, err error) {
 	_, pos = s.offsetIndex.lookup(offset)
-	var buf [batchHeaderSize]byte
-	for pos+batchHeaderSize <= size {
+	var buf [record.BatchHeaderSize]byte
+	for pos+record.BatchHeaderSize <= size {
 		h, err = s.readHeaderAt(pos, &buf)
 		if err != nil {
 			return 0, h, false, err
@@ -189,9 +218,9 @@ func (s *segment) findBatch(offset int64, size int64) (pos int64, h batchHeader,
 		if h.LastOffset() >= offset {
 			return pos, h, true, nil
 		}
-		pos += h.TotalSize()
+		pos += int64(h.TotalSize())
 	}
-	return 0, batchHeader{}, false, nil
+	return 0, record.Header{}, false, nil
 }
 
 // readResult is what one segment contributes to a fetch.
@@ -213,11 +242,11 @@ func (s *segment) read(startOffset int64, maxBytes int, maxOffset int64, minOneB
 		return segmentRead{found: true}, nil
 	}
 	want := min(int64(maxBytes), size-pos)
-	if h.TotalSize() > want {
+	if int64(h.TotalSize()) > want {
 		if !minOneBatch {
 			return segmentRead{found: true}, nil
 		}
-		want = h.TotalSize()
+		want = int64(h.TotalSize())
 	}
 	buf := make([]byte, want)
 	n, err := s.log.ReadAt(buf, pos)
@@ -226,14 +255,45 @@ func (s *segment) read(startOffset int64, maxBytes int, maxOffset int64, minOneB
 	}
 	buf = buf[:n]
 	end := 0
-	for end+batchHeaderSize <= len(buf) {
-		bh, err := parseBatchHeader(buf[end:])
-		if err != nil || int64(end)+bh.TotalSize() > int64(len(buf)) || bh.LastOffset() >= maxOffset {
+	for end+record.BatchHeaderSize <= len(buf) {
+		bh, err := parseStoredHeader(buf[end:])
+		if err != nil || end+bh.TotalSize() > len(buf) || bh.LastOffset() >= maxOffset {
 			break
 		}
-		end += int(bh.TotalSize())
+		end += bh.TotalSize()
 	}
 	return segmentRead{data: buf[:end], found: true}, nil
+}
+
+// region is read's zero-copy form: the position and size of the bytes to
+// send, found as read finds them but without reading the data. The end is
+// the first batch at or past maxOffset (located through the offset index)
+// or maxBytes, whichever comes first; the first batch is whole when
+// minOneBatch.
+func (s *segment) region(startOffset int64, maxBytes int, maxOffset int64, minOneBatch bool) (pos, size int64, found bool, err error) {
+	end := s.size.Load()
+	pos, h, found, err := s.findBatch(startOffset, end)
+	if err != nil || !found {
+		return 0, 0, found, err
+	}
+	if h.LastOffset() >= maxOffset {
+		return 0, 0, true, nil
+	}
+	// Stop at the batch holding maxOffset (the high watermark) if it is
+	// in this segment; the offset index bounds the scan to a few headers.
+	if stop, _, ok, err := s.findBatch(maxOffset, end); err != nil {
+		return 0, 0, true, err
+	} else if ok {
+		end = stop
+	}
+	size = min(int64(maxBytes), end-pos)
+	if first := int64(h.TotalSize()); first > size {
+		if !minOneBatch {
+			return 0, 0, true, nil
+		}
+		size = first
+	}
+	return pos, size, true, nil
 }
 
 // recoveryResult summarizes a segment scan.
@@ -247,7 +307,7 @@ type recoveryResult struct {
 // every batch (length, magic, CRC, offsets increasing and inside this
 // segment), rebuilds both indexes, cuts the file after the last valid batch
 // and calls onBatch for each valid batch in order.
-func (s *segment) recover(indexIntervalBytes int32, onBatch func(h *batchHeader)) (recoveryResult, error) {
+func (s *segment) recover(indexIntervalBytes int32, onBatch func(h *record.Header)) (recoveryResult, error) {
 	if err := s.offsetIndex.reset(); err != nil {
 		return recoveryResult{}, err
 	}
@@ -272,34 +332,34 @@ func (s *segment) recover(indexIntervalBytes int32, onBatch func(h *batchHeader)
 	batch := make([]byte, 0, 64<<10)
 	prevLast := s.baseOffset - 1
 	for pos < fileSize {
-		if fileSize-pos < batchHeaderSize {
+		if fileSize-pos < record.BatchHeaderSize {
 			reason = fmt.Errorf("%d trailing bytes cannot hold a batch header", fileSize-pos)
 			break
 		}
-		batch = batch[:batchHeaderSize]
+		batch = batch[:record.BatchHeaderSize]
 		if _, err := io.ReadFull(r, batch); err != nil {
 			return recoveryResult{}, err
 		}
-		h, err := parseBatchHeader(batch)
+		h, err := parseStoredHeader(batch)
 		if err != nil {
 			reason = err
 			break
 		}
-		if h.TotalSize() > fileSize-pos {
-			reason = fmt.Errorf("batch at position %d claims %d bytes, only %d remain", pos, h.TotalSize(), fileSize-pos)
+		if int64(h.TotalSize()) > fileSize-pos {
+			reason = fmt.Errorf("batch at position %d claims %d bytes, only %d remain", pos, int64(h.TotalSize()), fileSize-pos)
 			break
 		}
 		if h.BaseOffset <= prevLast || h.LastOffset()-s.baseOffset > math.MaxInt32 {
 			reason = fmt.Errorf("batch at position %d has offsets [%d, %d] out of order for segment %d after %d", pos, h.BaseOffset, h.LastOffset(), s.baseOffset, prevLast)
 			break
 		}
-		if int64(cap(batch)) < h.TotalSize() {
+		if cap(batch) < h.TotalSize() {
 			nb := make([]byte, h.TotalSize())
 			copy(nb, batch)
 			batch = nb
 		}
 		batch = batch[:h.TotalSize()]
-		if _, err := io.ReadFull(r, batch[batchHeaderSize:]); err != nil {
+		if _, err := io.ReadFull(r, batch[record.BatchHeaderSize:]); err != nil {
 			return recoveryResult{}, err
 		}
 		if err := verifyBatchCRC(batch); err != nil {
@@ -308,7 +368,7 @@ func (s *segment) recover(indexIntervalBytes int32, onBatch func(h *batchHeader)
 		}
 		s.indexRecoveredBatch(&h, pos, indexIntervalBytes)
 		prevLast = h.LastOffset()
-		pos += h.TotalSize()
+		pos += int64(h.TotalSize())
 		s.size.Store(pos)
 		if onBatch != nil {
 			onBatch(&h)
@@ -324,7 +384,7 @@ func (s *segment) recover(indexIntervalBytes int32, onBatch func(h *batchHeader)
 }
 
 // indexRecoveredBatch applies append's bookkeeping to a batch already in the file.
-func (s *segment) indexRecoveredBatch(h *batchHeader, pos int64, indexIntervalBytes int32) {
+func (s *segment) indexRecoveredBatch(h *record.Header, pos int64, indexIntervalBytes int32) {
 	if pos == 0 {
 		s.rollingBasedTimestamp = h.MaxTimestamp
 	}
@@ -339,7 +399,7 @@ func (s *segment) indexRecoveredBatch(h *batchHeader, pos int64, indexIntervalBy
 		s.timeIndex.maybeAppend(maxTs, maxTsOff)
 		s.bytesSinceLastIndexEntry = 0
 	}
-	s.bytesSinceLastIndexEntry += h.TotalSize()
+	s.bytesSinceLastIndexEntry += int64(h.TotalSize())
 	s.nextOffset = h.LastOffset() + 1
 }
 
@@ -358,7 +418,7 @@ func (s *segment) loadTail() error {
 	s.nextOffset = s.baseOffset
 	s.rollingBasedTimestamp = -1
 	s.bytesSinceLastIndexEntry = 0
-	var buf [batchHeaderSize]byte
+	var buf [record.BatchHeaderSize]byte
 	if size > 0 {
 		h, err := s.readHeaderAt(0, &buf)
 		if err != nil {
@@ -367,14 +427,14 @@ func (s *segment) loadTail() error {
 		s.rollingBasedTimestamp = h.MaxTimestamp
 	}
 	for pos < size {
-		if size-pos < batchHeaderSize {
+		if size-pos < record.BatchHeaderSize {
 			return fmt.Errorf("%w: %d trailing bytes", errCorruptIndex, size-pos)
 		}
 		h, err := s.readHeaderAt(pos, &buf)
 		if err != nil {
 			return err
 		}
-		if h.BaseOffset < s.baseOffset || h.TotalSize() > size-pos {
+		if h.BaseOffset < s.baseOffset || int64(h.TotalSize()) > size-pos {
 			return fmt.Errorf("%w: batch at position %d does not fit the segment", errCorruptIndex, pos)
 		}
 		s.maxTs.Lock()
@@ -383,8 +443,8 @@ func (s *segment) loadTail() error {
 		}
 		s.maxTs.Unlock()
 		s.nextOffset = h.LastOffset() + 1
-		s.bytesSinceLastIndexEntry += h.TotalSize()
-		pos += h.TotalSize()
+		s.bytesSinceLastIndexEntry += int64(h.TotalSize())
+		pos += int64(h.TotalSize())
 	}
 	return nil
 }
@@ -534,28 +594,28 @@ func (s *segment) removeFiles() error {
 
 // scanHeaders walks the batch headers from position from to the end of the
 // segment with one buffered sequential read, calling fn for each.
-func (s *segment) scanHeaders(from int64, fn func(h *batchHeader) error) error {
+func (s *segment) scanHeaders(from int64, fn func(h *record.Header) error) error {
 	size := s.size.Load()
 	if from >= size {
 		return nil
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(s.log, from, size-from), 64<<10)
-	var buf [batchHeaderSize]byte
-	for pos := from; pos+batchHeaderSize <= size; {
+	var buf [record.BatchHeaderSize]byte
+	for pos := from; pos+record.BatchHeaderSize <= size; {
 		if _, err := io.ReadFull(r, buf[:]); err != nil {
 			return err
 		}
-		h, err := parseBatchHeader(buf[:])
+		h, err := parseStoredHeader(buf[:])
 		if err != nil {
 			return err
 		}
 		if err := fn(&h); err != nil {
 			return err
 		}
-		if _, err := r.Discard(int(h.TotalSize() - batchHeaderSize)); err != nil {
+		if _, err := r.Discard(h.TotalSize() - record.BatchHeaderSize); err != nil {
 			return err
 		}
-		pos += h.TotalSize()
+		pos += int64(h.TotalSize())
 	}
 	return nil
 }

@@ -1,0 +1,131 @@
+package broker
+
+// FindCoordinator (key 10), v0-v6.
+//
+// Key type 0 (group): the coordinator is the leader of the group's
+// __consumer_offsets partition, abs(javaHashCode(group)) % partitions. The
+// topic is created on first need, as Kafka does, with
+// offsets.topic.num.partitions partitions, replication factor
+// min(offsets.topic.replication.factor, live brokers), cleanup.policy=compact,
+// compression.type=producer and segment.bytes=offsets.topic.segment.bytes;
+// creation is synchronous, so the first answer already names the
+// coordinator. v4+ batches keys (KIP-699); errors then go per key.
+//
+// Key type 1 (transaction): there is no transaction coordinator yet.
+// Kafka answers COORDINATOR_NOT_AVAILABLE (retriable) while its
+// transaction coordinator cannot serve a key, which is the closest truthful
+// answer. Other key types (2: share groups, KIP-932) are INVALID_REQUEST.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/server"
+)
+
+func init() { register(kmsg.FindCoordinator, 0, 6, (*Broker).handleFindCoordinator) }
+
+func (b *Broker) handleFindCoordinator(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	keys := req.CoordinatorKeys
+	if r.Version < 4 {
+		keys = []string{req.CoordinatorKey}
+	}
+	for _, key := range keys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key = key
+		c.NodeID, c.Port = -1, -1
+		nodeID, host, port, err := b.findCoordinator(ctx, req.CoordinatorType, key, r.Conn.Listener)
+		if err != nil {
+			c.ErrorCode = b.errCode(err)
+			c.ErrorMessage = errMessage(err)
+		} else {
+			c.NodeID, c.Host, c.Port = nodeID, host, port
+		}
+		if r.Version < 4 {
+			resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
+			resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
+			break
+		}
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	return resp, nil
+}
+
+func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listener string) (int32, string, int32, error) {
+	switch keyType {
+	case 0:
+	case 1:
+		return 0, "", 0, fmt.Errorf("%w: the transaction coordinator is not available", kerr.CoordinatorNotAvailable)
+	default:
+		return 0, "", 0, fmt.Errorf("%w: unknown coordinator key type %d", kerr.InvalidRequest, keyType)
+	}
+	if b.groups == nil {
+		return 0, "", 0, kerr.CoordinatorNotAvailable
+	}
+	if err := b.ensureOffsetsTopic(ctx); err != nil {
+		return 0, "", 0, err
+	}
+	img := b.meta.Image()
+	p := b.groups.PartitionFor(key)
+	pi, ok := img.Partition(metadata.ConsumerOffsetsTopic, p)
+	if !ok || pi.Leader < 0 {
+		return 0, "", 0, kerr.CoordinatorNotAvailable
+	}
+	for _, ep := range b.brokerEndpoints(img, listener) {
+		if ep.NodeID == pi.Leader {
+			return ep.NodeID, ep.Host, ep.Port, nil
+		}
+	}
+	return 0, "", 0, kerr.CoordinatorNotAvailable
+}
+
+// ensureOffsetsTopic creates __consumer_offsets if it does not exist and
+// makes sure the coordinator leads (and loads) its partitions led here.
+func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
+	if _, ok := b.meta.Image().Topic(metadata.ConsumerOffsetsTopic); !ok {
+		b.autoCreate.Lock()
+		_, exists := b.meta.Image().Topic(metadata.ConsumerOffsetsTopic)
+		if !exists {
+			img := b.meta.Image()
+			rf := min(int(b.cfg.OffsetsTopicReplicationFactor), len(img.UnfencedBrokerIDs()))
+			if rf < 1 {
+				b.autoCreate.Unlock()
+				return fmt.Errorf("%w: no live brokers to host %s", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic)
+			}
+			compact, producer := "compact", "producer"
+			segment := strconv.Itoa(int(b.cfg.OffsetsTopicSegmentBytes))
+			res := b.controller.CreateTopics(ctx, []metadata.CreateTopic{{
+				Name:              metadata.ConsumerOffsetsTopic,
+				NumPartitions:     b.cfg.OffsetsTopicNumPartitions,
+				ReplicationFactor: int16(rf),
+				Configs: map[string]*string{
+					"cleanup.policy":   &compact,
+					"compression.type": &producer,
+					"segment.bytes":    &segment,
+				},
+			}}, false)
+			if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+				b.autoCreate.Unlock()
+				b.log.Warn("creating the offsets topic", "err", err)
+				return fmt.Errorf("%w: creating %s: %v", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, err)
+			}
+			b.log.Info("created the offsets topic", "partitions", b.cfg.OffsetsTopicNumPartitions, "replication.factor", rf)
+		}
+		b.autoCreate.Unlock()
+	}
+	b.awaitMetadata(ctx)
+	b.groups.ApplyImage(b.meta.Image())
+	return nil
+}
+
+// errNoCoordinator answers group requests on a broker assembled without a
+// group coordinator (tests of other APIs).
+var errNoCoordinator = fmt.Errorf("%w: no group coordinator on this broker", kerr.CoordinatorNotAvailable)

@@ -1,0 +1,126 @@
+package broker
+
+// OffsetFetch (key 9), v0-v9.
+//
+// Returns a group's committed offsets (-1 with empty metadata where none is
+// committed). A null topic list (v2+) asks for every committed partition.
+// v0-v1 report coordinator errors per partition, v2-v7 at the top level,
+// v8+ per group, several groups per request (KIP-709). v5+ returns the
+// leader epoch. require_stable (v7+, KIP-447) asks to wait out pending
+// transactional offsets; there are none without transactions, so every
+// offset is stable. v9's member id and epoch apply to KIP-848 groups only;
+// classic groups do not validate them, as in Kafka.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/server"
+)
+
+func init() { register(kmsg.OffsetFetch, 0, 9, (*Broker).handleOffsetFetch) }
+
+func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.OffsetFetchRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if r.Version >= 8 {
+		for _, rg := range req.Groups {
+			var tps []group.TopicPartition
+			if rg.Topics != nil {
+				tps = []group.TopicPartition{}
+				for _, t := range rg.Topics {
+					for _, p := range t.Partitions {
+						tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p})
+					}
+				}
+			}
+			g := kmsg.NewOffsetFetchResponseGroup()
+			g.Group = rg.Group
+			offsets, err := b.fetchOffsets(rg.Group, tps)
+			if err != nil {
+				g.ErrorCode = b.errCode(err)
+				resp.Groups = append(resp.Groups, g)
+				continue
+			}
+			for _, topic := range groupByTopic(offsets) {
+				gt := kmsg.NewOffsetFetchResponseGroupTopic()
+				gt.Topic = topic[0].Topic
+				for _, o := range topic {
+					gp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					gp.Partition = o.Partition
+					gp.Offset, gp.LeaderEpoch = o.Offset, o.LeaderEpoch
+					md := o.Metadata
+					gp.Metadata = &md
+					gp.ErrorCode = b.errCode(o.Err)
+					gt.Partitions = append(gt.Partitions, gp)
+				}
+				g.Topics = append(g.Topics, gt)
+			}
+			resp.Groups = append(resp.Groups, g)
+		}
+		return resp, nil
+	}
+
+	var tps []group.TopicPartition
+	if req.Topics != nil || r.Version < 2 {
+		tps = []group.TopicPartition{}
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p})
+			}
+		}
+	}
+	offsets, err := b.fetchOffsets(req.Group, tps)
+	if err != nil {
+		if r.Version >= 2 {
+			resp.ErrorCode = b.errCode(err)
+			return resp, nil
+		}
+		// v0-v1 have no top-level error: every partition carries it.
+		offsets = nil
+		for _, tp := range tps {
+			offsets = append(offsets, group.FetchedOffset{TopicPartition: tp, Offset: -1, LeaderEpoch: -1, Err: err})
+		}
+	}
+	for _, topic := range groupByTopic(offsets) {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = topic[0].Topic
+		for _, o := range topic {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition = o.Partition
+			rp.Offset, rp.LeaderEpoch = o.Offset, o.LeaderEpoch
+			md := o.Metadata
+			rp.Metadata = &md
+			rp.ErrorCode = b.errCode(o.Err)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (b *Broker) fetchOffsets(groupID string, tps []group.TopicPartition) ([]group.FetchedOffset, error) {
+	if b.groups == nil {
+		return nil, errNoCoordinator
+	}
+	return b.groups.FetchOffsets(groupID, tps)
+}
+
+// groupByTopic splits offsets into runs of one topic, keeping the order
+// topics first appear in.
+func groupByTopic(offsets []group.FetchedOffset) [][]group.FetchedOffset {
+	idx := map[string]int{}
+	var out [][]group.FetchedOffset
+	for _, o := range offsets {
+		i, ok := idx[o.Topic]
+		if !ok {
+			i = len(out)
+			idx[o.Topic] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], o)
+	}
+	return out
+}
