@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vltava/vltava/internal/cli"
 )
 
 func main() {
@@ -17,6 +19,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServerCommand())
+	root.AddCommand(cli.Commands()...)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "vltava:", err)
 		os.Exit(1)

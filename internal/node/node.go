@@ -16,6 +16,7 @@ import (
 
 	"github.com/vltava/vltava/internal/broker"
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/server"
@@ -29,6 +30,7 @@ type Node struct {
 	meta       *metadata.LocalLog
 	store      *storage.Manager
 	partitions *partition.Manager
+	groups     *group.Coordinator
 	server     *server.Server
 	clusterID  string
 }
@@ -85,11 +87,19 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 
 	n.partitions = partition.NewManager(cfg.NodeID, cfg, n.store, log.With("component", "partitions"))
-	// Every committed metadata change reaches the partitions in order.
+	n.groups = group.NewCoordinator(group.Options{
+		Config: group.ConfigFromBroker(cfg),
+		Log:    group.PartitionLog{NodeID: cfg.NodeID, Partitions: n.partitions},
+		Logger: log.With("component", "groups"),
+	})
+	// Every committed metadata change reaches the partitions in order,
+	// then the group coordinator, which loads the __consumer_offsets
+	// partitions that became led here.
 	n.meta.Subscribe(func(_, img *metadata.Image) {
 		if err := n.partitions.Apply(img); err != nil {
 			log.Error("applying metadata to partitions", "err", err)
 		}
+		n.groups.ApplyImage(img)
 	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -104,6 +114,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		log.Warn("removing stray logs", "err", err)
 	}
 	n.store.Start()
+	n.groups.ApplyImage(n.meta.Image())
 
 	b := broker.New(broker.Options{
 		Config:     cfg,
@@ -111,6 +122,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Meta:       n.meta,
 		Controller: controller,
 		Partitions: n.partitions,
+		Groups:     n.groups,
 		Logger:     log.With("component", "broker"),
 	})
 	var lcs []server.ListenerConfig
@@ -212,6 +224,10 @@ func (n *Node) closeAll() error {
 	var errs []error
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
+	}
+	if n.groups != nil {
+		// After the listeners: no request is left to park on a group.
+		n.groups.Close()
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())

@@ -84,7 +84,6 @@ type ReadResult struct {
 	Position int64
 	Size     int64
 
-
 	HighWatermark, LogStartOffset, LogEndOffset int64
 }
 
