@@ -4,7 +4,7 @@ PKGS     := ./...
 UNIT     := ./internal/... ./cmd/...
 FUZZTIME ?= 10s
 
-.PHONY: all build test deps lint unit fuzz compat clean
+.PHONY: all build test deps lint unit fuzz compat bench bench-smoke clean
 
 all: build
 
@@ -13,7 +13,7 @@ build:
 
 ## test: everything CI checks — formatting, vet, unit tests with the race
 ## detector, short fuzz runs, and the real-client compatibility suites.
-test: deps lint unit fuzz compat
+test: deps lint unit fuzz compat bench-smoke
 
 ## deps: Debian packages of the real clients the suites drive.
 deps:
@@ -36,6 +36,15 @@ fuzz:
 
 compat:
 	$(GO) test -count=1 -timeout 15m ./test/...
+
+## bench: the side-by-side benchmark (Vltava vs franz-go's kfake) and the
+## machine's limits, as a markdown report (see docs/PERFORMANCE.md).
+bench:
+	$(GO) run ./bench/run -out bench/last-run.md
+
+## bench-smoke: every scenario, tiny and once, so the suite cannot rot.
+bench-smoke:
+	$(GO) run ./bench/run -smoke
 
 clean:
 	rm -rf bin
