@@ -1,0 +1,197 @@
+package metadata
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// The join RPC lets a broker-only node (a raft non-voter) enter the quorum
+// without the voters knowing its address in advance, as a KRaft broker
+// finds the controllers from controller.quorum.voters alone. It runs on the
+// controller listener port, multiplexed with raft's own RPCs (see
+// raftStreamLayer):
+//
+//	request:  joinRPCByte, then one JSON line {"node_id": 7, "addr": "host:port"}
+//	response: one JSON line {"error": "...", "leader_addr": "host:port"}
+//
+// A voter that is the leader adds the node with raft.AddNonvoter (a no-op
+// when it is already a member at that address) and answers with no error. A
+// voter that is not the leader answers "not leader" with the leader's raft
+// address when it knows it, and the joiner asks there next. The joiner
+// retries, cycling through the voters, until a leader accepts; it rejoins on
+// every start, so a non-voter whose data was wiped comes back too.
+//
+// hashicorp/raft pushes entries to non-voters, so unlike a Kafka broker
+// (which fetches from the controller) a broker-only node needs a listener
+// reachable by the controllers: RaftConfig.BindAddr.
+
+type joinRequest struct {
+	NodeID int32  `json:"node_id"`
+	Addr   string `json:"addr"`
+}
+
+type joinResponse struct {
+	Error      string `json:"error,omitempty"`
+	LeaderAddr string `json:"leader_addr,omitempty"`
+}
+
+const (
+	joinRPCTimeout   = 10 * time.Second
+	joinRetryBackoff = 250 * time.Millisecond
+	errJoinNotLeader = "not leader"
+)
+
+// serveJoin answers one join request on conn and closes it.
+func (l *RaftLog) serveJoin(conn net.Conn, r *bufio.Reader) {
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(joinRPCTimeout))
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return
+	}
+	out, _ := json.Marshal(l.answerJoin(line))
+	conn.Write(append(out, '\n'))
+}
+
+func (l *RaftLog) answerJoin(line []byte) joinResponse {
+	select {
+	case <-l.ready:
+	default:
+		return joinResponse{Error: errJoinNotLeader} // raft still starting
+	}
+	var req joinRequest
+	if err := json.Unmarshal(line, &req); err != nil {
+		return joinResponse{Error: "malformed join request: " + err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), joinRPCTimeout/2)
+	defer cancel()
+	err := l.AddNonvoter(ctx, req.NodeID, req.Addr)
+	switch {
+	case err == nil:
+		return joinResponse{}
+	case !l.IsLeader():
+		return joinResponse{Error: errJoinNotLeader, LeaderAddr: l.leaderAddr()}
+	default:
+		return joinResponse{Error: err.Error()}
+	}
+}
+
+// callJoin sends one join request to addr; ctx ending aborts it.
+func callJoin(ctx context.Context, addr string, req joinRequest) (joinResponse, error) {
+	d := net.Dialer{Timeout: joinRPCTimeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return joinResponse{}, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	conn.SetDeadline(time.Now().Add(joinRPCTimeout))
+	body, _ := json.Marshal(req)
+	if _, err := conn.Write(append(append([]byte{joinRPCByte}, body...), '\n')); err != nil {
+		return joinResponse{}, err
+	}
+	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	if err != nil {
+		return joinResponse{}, err
+	}
+	var resp joinResponse
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return joinResponse{}, fmt.Errorf("malformed join response: %w", err)
+	}
+	return resp, nil
+}
+
+// joinLoop runs on a non-voter until a leader has added it or the log
+// closes.
+func (l *RaftLog) joinLoop() {
+	defer close(l.joinDone)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-l.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req := joinRequest{NodeID: l.cfg.NodeID, Addr: l.advertiseAddr}
+	ids := slices.Sorted(func(yield func(int32) bool) {
+		for id := range l.cfg.Voters {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	next, hint := 0, ""
+	for attempt := 0; ; attempt++ {
+		target := hint
+		if target == "" {
+			target = l.cfg.Voters[ids[next%len(ids)]]
+			next++
+		}
+		hint = ""
+		resp, err := callJoin(ctx, target, req)
+		switch {
+		case err == nil && resp.Error == "":
+			l.logger.Info("joined metadata quorum as observer", "via", target)
+			return
+		case err == nil && resp.Error == errJoinNotLeader:
+			hint = resp.LeaderAddr
+		case err == nil:
+			err = errors.New(resp.Error)
+		}
+		if err != nil && attempt%20 == 19 {
+			l.logger.Warn("still trying to join metadata quorum", "target", target, "err", err)
+		}
+		select {
+		case <-l.closing:
+			return
+		case <-time.After(joinRetryBackoff):
+		}
+	}
+}
+
+// AddNonvoter adds node id, reachable for raft at addr, to the quorum as a
+// non-voter (a KRaft observer) that replicates and applies the metadata log
+// without voting. It must be called on the leader (otherwise the error wraps
+// kerr.NotController); it is a no-op if the node is already a member at that
+// address, and fails if id is a voter.
+func (l *RaftLog) AddNonvoter(ctx context.Context, id int32, addr string) error {
+	if id < 0 || addr == "" {
+		return fmt.Errorf("metadata: invalid non-voter %d at %q", id, addr)
+	}
+	if !l.IsLeader() {
+		return l.notController()
+	}
+	sid := raft.ServerID(strconv.FormatInt(int64(id), 10))
+	cf := l.raft.GetConfiguration()
+	if err := waitRaft(ctx, cf); err != nil {
+		return err
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID != sid {
+			continue
+		}
+		if s.Suffrage == raft.Voter {
+			return fmt.Errorf("metadata: node %d is a voter; it cannot join as an observer", id)
+		}
+		if string(s.Address) == addr {
+			return nil
+		}
+	}
+	if err := waitRaft(ctx, l.raft.AddNonvoter(sid, raft.ServerAddress(addr), 0, timeoutOf(ctx))); err != nil {
+		return l.raftError(err)
+	}
+	l.logger.Info("added metadata observer", "node", id, "addr", addr)
+	return nil
+}
