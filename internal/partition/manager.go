@@ -21,8 +21,7 @@ import (
 // it opens the logs of partitions assigned here, applies topic config
 // changes, and deletes the logs of removed topics.
 //
-// Apply is called by one goroutine at a time (the metadata subscriber);
-// lookups (Get) are concurrent with it.
+// Apply calls are serialized; lookups (Get) are concurrent with them.
 type Manager struct {
 	nodeID int32
 	broker *config.Broker
@@ -32,6 +31,15 @@ type Manager struct {
 	mu struct {
 		sync.RWMutex
 		parts map[storage.TopicPartition]*Partition
+	}
+
+	// applyMu serializes Apply (the metadata subscriber and start-up both
+	// call it) and guards last.
+	applyMu sync.Mutex
+	// last is what the previous Apply saw.
+	last struct {
+		topics  map[string]appliedTopic
+		dynamic map[string]string
 	}
 
 	// applied tracks the offset of the last image applied, so a request
@@ -47,6 +55,7 @@ type Manager struct {
 func NewManager(nodeID int32, broker *config.Broker, store *storage.Manager, log *slog.Logger) *Manager {
 	m := &Manager{nodeID: nodeID, broker: broker, store: store, log: log}
 	m.mu.parts = make(map[storage.TopicPartition]*Partition)
+	m.last.topics = make(map[string]appliedTopic)
 	m.applied.offset = -1
 	m.applied.changed = make(chan struct{})
 	return m
@@ -69,6 +78,12 @@ func (m *Manager) WaitApplied(ctx context.Context, offset int64) error {
 			return ctx.Err()
 		}
 	}
+}
+
+func (m *Manager) appliedOffset() int64 {
+	m.applied.Lock()
+	defer m.applied.Unlock()
+	return m.applied.offset
 }
 
 func (m *Manager) markApplied(offset int64) {
@@ -109,50 +124,131 @@ func (m *Manager) All() []*Partition {
 // Store returns the storage manager.
 func (m *Manager) Store() *storage.Manager { return m.store }
 
-// Apply reconciles the hosted partitions with img.
+// Apply reconciles the hosted partitions with img. It is incremental: a
+// topic whose image (shared between images while unchanged) and config are
+// the same as at the last Apply is skipped, so a metadata change costs in
+// proportion to what changed, not to the number of topics. Logs of new
+// partitions are opened in parallel (storage.Manager.OpenAll), which is
+// what makes a start with thousands of partitions quick.
 func (m *Manager) Apply(img *metadata.Image) error {
+	m.applyMu.Lock()
+	defer m.applyMu.Unlock()
+	if img.Offset() <= m.appliedOffset() && img.Offset() >= 0 {
+		return nil // an older image than one already applied
+	}
 	dynamic := m.dynamicBrokerConfig(img)
-	want := make(map[storage.TopicPartition]bool)
+	dynamicChanged := !maps.Equal(dynamic, m.last.dynamic)
+	seen := make(map[string]bool, img.NumTopics())
 	var errs []error
+	var opens []storage.OpenRequest
+	pending := make(map[storage.TopicPartition]*settings)
 	for _, t := range img.Topics() {
-		topicCfg, err := config.ResolveTopic(m.broker, dynamic, img.TopicConfig(t.Name))
+		seen[t.Name] = true
+		overrides := img.TopicConfig(t.Name)
+		prev, known := m.last.topics[t.Name]
+		if known && prev.image == t && !dynamicChanged && maps.Equal(prev.overrides, overrides) {
+			continue
+		}
+		if known && prev.image.ID != t.ID {
+			// Same name, new topic: the old logs go first.
+			errs = append(errs, m.removeTopic(prev.image))
+		}
+		m.last.topics[t.Name] = appliedTopic{image: t, overrides: overrides}
+		topicCfg, err := config.ResolveTopic(m.broker, dynamic, overrides)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("topic %s: %w", t.Name, err))
 			continue
 		}
+		validate := ValidateOptions(topicCfg)
+		hosted := make(map[int32]bool, len(t.Partitions))
 		for _, pi := range t.Partitions {
 			if !slices.Contains(pi.Replicas, m.nodeID) {
 				continue
 			}
+			hosted[pi.Partition] = true
 			tp := storage.TopicPartition{Topic: t.Name, Partition: pi.Partition}
-			want[tp] = true
 			s := &settings{
 				topic:       topicCfg,
-				validate:    ValidateOptions(topicCfg),
+				validate:    validate,
 				leaderEpoch: pi.LeaderEpoch,
 				leader:      pi.Leader,
 				replicas:    pi.Replicas,
 				isr:         pi.ISR,
 			}
-			if err := m.ensure(tp, t.ID, topicCfg, s); err != nil {
-				errs = append(errs, err)
+			if p := m.Get(t.Name, pi.Partition); p != nil {
+				if old := p.settings.Load(); !reflect.DeepEqual(old.topic, topicCfg) {
+					p.log.UpdateConfig(StorageConfig(topicCfg, m.broker))
+				}
+				p.update(s)
+				continue
+			}
+			pending[tp] = s
+			opens = append(opens, storage.OpenRequest{TP: tp, TopicID: t.ID, Cfg: StorageConfig(topicCfg, m.broker)})
+		}
+		// Partitions no longer assigned here (reassignment, later).
+		if known {
+			for _, p := range m.topicPartitions(t.Name) {
+				if !hosted[p.Index] {
+					errs = append(errs, m.remove(storage.TopicPartition{Topic: t.Name, Partition: p.Index}))
+				}
 			}
 		}
 	}
-	m.mu.RLock()
-	var stale []storage.TopicPartition
-	for tp := range m.mu.parts {
-		if !want[tp] {
-			stale = append(stale, tp)
+	for name, prev := range m.last.topics {
+		if !seen[name] {
+			delete(m.last.topics, name)
+			errs = append(errs, m.removeTopic(prev.image))
 		}
 	}
-	m.mu.RUnlock()
-	for _, tp := range stale {
-		if err := m.remove(tp); err != nil {
-			errs = append(errs, err)
+	m.last.dynamic = dynamic
+
+	if len(opens) > 0 {
+		logs, err := m.store.OpenAll(opens, 0)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("opening logs: %w", err))
+		}
+		for _, req := range opens {
+			l := logs[req.TP]
+			if l == nil {
+				continue
+			}
+			p := newPartition(req.TP.Topic, req.TP.Partition, req.TopicID, l)
+			p.update(pending[req.TP])
+			p.advanceHighWatermark()
+			m.mu.Lock()
+			m.mu.parts[req.TP] = p
+			m.mu.Unlock()
 		}
 	}
 	m.markApplied(img.Offset())
+	return errors.Join(errs...)
+}
+
+// appliedTopic is what the last Apply saw of a topic.
+type appliedTopic struct {
+	image     *metadata.TopicImage
+	overrides map[string]string
+}
+
+// topicPartitions returns the hosted partitions of a topic.
+func (m *Manager) topicPartitions(topic string) []*Partition {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []*Partition
+	for tp, p := range m.mu.parts {
+		if tp.Topic == topic {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// removeTopic removes every hosted partition of a topic's image.
+func (m *Manager) removeTopic(t *metadata.TopicImage) error {
+	var errs []error
+	for _, pi := range t.Partitions {
+		errs = append(errs, m.remove(storage.TopicPartition{Topic: t.Name, Partition: pi.Partition}))
+	}
 	return errors.Join(errs...)
 }
 
@@ -169,35 +265,6 @@ func (m *Manager) RemoveStray() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func (m *Manager) ensure(tp storage.TopicPartition, topicID metadata.Uuid, topicCfg config.Topic, s *settings) error {
-	p := m.Get(tp.Topic, tp.Partition)
-	if p != nil && p.TopicID != topicID {
-		// Same name, new topic: the old log goes.
-		if err := m.remove(tp); err != nil {
-			return err
-		}
-		p = nil
-	}
-	if p != nil {
-		if old := p.settings.Load(); !reflect.DeepEqual(old.topic, topicCfg) {
-			p.log.UpdateConfig(StorageConfig(topicCfg, m.broker))
-		}
-		p.update(s)
-		return nil
-	}
-	l, err := m.store.GetOrCreate(tp, topicID, StorageConfig(topicCfg, m.broker))
-	if err != nil {
-		return fmt.Errorf("opening log %s-%d: %w", tp.Topic, tp.Partition, err)
-	}
-	p = newPartition(tp.Topic, tp.Partition, topicID, l)
-	p.update(s)
-	p.advanceHighWatermark()
-	m.mu.Lock()
-	m.mu.parts[tp] = p
-	m.mu.Unlock()
-	return nil
 }
 
 func (m *Manager) remove(tp storage.TopicPartition) error {
