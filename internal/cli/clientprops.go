@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clientProps are the Kafka client properties (--command-config) the
+// commands honour. The file uses Java properties syntax: key=value or
+// key: value, '#' and '!' start comments.
+type clientProps struct {
+	clientID       string
+	requestTimeout time.Duration // request.timeout.ms
+	dialTimeout    time.Duration // socket.connection.setup.timeout.ms
+}
+
+func defaultClientProps() clientProps {
+	return clientProps{
+		clientID:       "vltava-cli",
+		requestTimeout: 30 * time.Second, // Kafka's request.timeout.ms default
+		dialTimeout:    3 * time.Second,
+	}
+}
+
+// ignoredClientProps are accepted without effect: they tune behaviour the
+// commands do not expose or franz-go manages itself, and Kafka tool users
+// commonly carry them in their property files.
+var ignoredClientProps = map[string]bool{
+	"retries": true, "retry.backoff.ms": true, "metadata.max.age.ms": true,
+	"default.api.timeout.ms": true, "connections.max.idle.ms": true,
+	"reconnect.backoff.ms": true, "reconnect.backoff.max.ms": true,
+	"client.dns.lookup": true, "socket.connection.setup.timeout.max.ms": true,
+	"send.buffer.bytes": true, "receive.buffer.bytes": true,
+}
+
+// loadClientProps reads a --command-config file. Security settings are
+// rejected (Vltava's CLI speaks PLAINTEXT only for now) so that a user
+// never believes a connection is authenticated or encrypted when it is
+// not; other unknown keys produce warnings, as Kafka's clients log
+// "supplied but isn't a known config".
+func loadClientProps(path string) (clientProps, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return clientProps{}, nil, fmt.Errorf("--command-config: %w", err)
+	}
+	defer f.Close()
+	kvs, err := parseProperties(bufio.NewScanner(f))
+	if err != nil {
+		return clientProps{}, nil, fmt.Errorf("--command-config %s: %w", path, err)
+	}
+	p, warnings, err := applyClientProps(kvs)
+	if err != nil {
+		return clientProps{}, nil, fmt.Errorf("--command-config %s: %w", path, err)
+	}
+	return p, warnings, nil
+}
+
+// parseProperties parses Java-properties lines (without line
+// continuations or escapes, which client configs do not need).
+func parseProperties(sc *bufio.Scanner) ([][2]string, error) {
+	var out [][2]string
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		if i <= 0 {
+			return nil, fmt.Errorf("line %d: expected key=value, got %q", n, line)
+		}
+		out = append(out, [2]string{strings.TrimSpace(line[:i]), strings.TrimSpace(line[i+1:])})
+	}
+	return out, sc.Err()
+}
+
+// applyClientProps turns parsed properties into clientProps.
+func applyClientProps(kvs [][2]string) (clientProps, []string, error) {
+	p := defaultClientProps()
+	var warnings []string
+	for _, kv := range kvs {
+		k, v := kv[0], kv[1]
+		switch {
+		case k == "client.id":
+			p.clientID = v
+		case k == "request.timeout.ms", k == "socket.connection.setup.timeout.ms":
+			ms, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || ms <= 0 {
+				return p, nil, fmt.Errorf("%s=%q: want a positive number of milliseconds", k, v)
+			}
+			if k == "request.timeout.ms" {
+				p.requestTimeout = time.Duration(ms) * time.Millisecond
+			} else {
+				p.dialTimeout = time.Duration(ms) * time.Millisecond
+			}
+		case k == "security.protocol":
+			if !strings.EqualFold(v, "PLAINTEXT") {
+				return p, nil, fmt.Errorf("security.protocol=%s is not supported yet: the vltava CLI connects with PLAINTEXT only", v)
+			}
+		case strings.HasPrefix(k, "sasl."), strings.HasPrefix(k, "ssl."):
+			return p, nil, fmt.Errorf("%s: TLS and SASL settings are not supported yet: the vltava CLI connects with PLAINTEXT only", k)
+		case ignoredClientProps[k]:
+		default:
+			warnings = append(warnings, fmt.Sprintf("the configuration %s was supplied but is not a known client config; ignored", k))
+		}
+	}
+	return p, warnings, nil
+}

@@ -1,0 +1,349 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// configResource names what `configs` operates on: a topic, one broker, or
+// the cluster-wide broker defaults (broker resource with an empty name, as
+// kafka-configs.sh --entity-default uses).
+type configResource struct {
+	topic          string
+	broker         int32
+	brokerDefaults bool
+}
+
+func topicResource(name string) configResource { return configResource{topic: name, broker: -1} }
+
+func (r configResource) String() string {
+	switch {
+	case r.topic != "":
+		return fmt.Sprintf("topic %q", r.topic)
+	case r.brokerDefaults:
+		return "broker defaults"
+	default:
+		return fmt.Sprintf("broker %d", r.broker)
+	}
+}
+
+func (r configResource) describe(ctx context.Context, adm *kadm.Client) (kadm.ResourceConfig, error) {
+	var (
+		rcs kadm.ResourceConfigs
+		err error
+	)
+	switch {
+	case r.topic != "":
+		rcs, err = adm.DescribeTopicConfigs(ctx, r.topic)
+	case r.brokerDefaults:
+		rcs, err = adm.DescribeBrokerConfigs(ctx)
+	default:
+		rcs, err = adm.DescribeBrokerConfigs(ctx, r.broker)
+	}
+	if err != nil {
+		return kadm.ResourceConfig{}, fmt.Errorf("describing configs of %s: %w", r, err)
+	}
+	if len(rcs) != 1 {
+		return kadm.ResourceConfig{}, fmt.Errorf("describing configs of %s: %d resources in the response", r, len(rcs))
+	}
+	rc := rcs[0]
+	if errors.Is(rc.Err, kerr.UnknownTopicOrPartition) {
+		return rc, fmt.Errorf("topic %q does not exist", r.topic)
+	}
+	if rc.Err != nil {
+		return rc, fmt.Errorf("describing configs of %s: %w%s", r, rc.Err, detail(rc.ErrMessage))
+	}
+	return rc, nil
+}
+
+// alterConfigs applies sets and deletes with IncrementalAlterConfigs
+// (KIP-339), which changes only the named keys.
+func alterConfigs(ctx context.Context, adm *kadm.Client, r configResource, set [][2]string, del []string) error {
+	var alters []kadm.AlterConfig
+	for _, kv := range set {
+		v := kv[1]
+		alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: kv[0], Value: &v})
+	}
+	for _, k := range del {
+		alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
+	}
+	var (
+		resps kadm.AlterConfigsResponses
+		err   error
+	)
+	switch {
+	case r.topic != "":
+		resps, err = adm.AlterTopicConfigs(ctx, alters, r.topic)
+	case r.brokerDefaults:
+		resps, err = adm.AlterBrokerConfigs(ctx, alters)
+	default:
+		resps, err = adm.AlterBrokerConfigs(ctx, alters, r.broker)
+	}
+	if err != nil {
+		return fmt.Errorf("altering configs of %s: %w", r, err)
+	}
+	for _, resp := range resps {
+		if errors.Is(resp.Err, kerr.UnknownTopicOrPartition) {
+			return fmt.Errorf("topic %q does not exist", r.topic)
+		}
+		if resp.Err != nil {
+			return fmt.Errorf("altering configs of %s: %w%s", r, resp.Err, detail(resp.ErrMessage))
+		}
+	}
+	return nil
+}
+
+func newConfigsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "configs",
+		Short: "Describe and alter topic and broker configs (kafka-configs.sh)",
+		Example: `  vltava configs describe --topic orders
+  vltava configs alter --topic orders --set retention.ms=60000 --delete cleanup.policy
+  vltava configs describe --broker 1 --all`,
+	}
+	cmd.AddCommand(newConfigsDescribeCommand(), newConfigsAlterCommand())
+	return cmd
+}
+
+// resourceFlags are the --topic/--broker/--broker-defaults selectors.
+type resourceFlags struct {
+	topic          string
+	broker         int32
+	brokerDefaults bool
+}
+
+func (f *resourceFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.topic, "topic", "", "topic whose configs to use")
+	cmd.Flags().Int32Var(&f.broker, "broker", -1, "broker id whose configs to use")
+	cmd.Flags().BoolVar(&f.brokerDefaults, "broker-defaults", false, "use the cluster-wide broker defaults")
+}
+
+func (f *resourceFlags) resource() (configResource, error) {
+	n := 0
+	if f.topic != "" {
+		n++
+	}
+	if f.broker >= 0 {
+		n++
+	}
+	if f.brokerDefaults {
+		n++
+	}
+	if n != 1 {
+		return configResource{}, errors.New("give exactly one of --topic, --broker or --broker-defaults")
+	}
+	return configResource{topic: f.topic, broker: f.broker, brokerDefaults: f.brokerDefaults}, nil
+}
+
+// configEntry is one row of `configs describe`.
+type configEntry struct {
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Source    string `json:"source"`
+	Sensitive bool   `json:"sensitive"`
+}
+
+func newConfigsDescribeCommand() *cobra.Command {
+	var (
+		rf  resourceFlags
+		all bool
+	)
+	cmd := &cobra.Command{
+		Use:   "describe",
+		Short: "Show configs set on a topic or broker (all values with --all)",
+		Example: `  vltava configs describe --topic orders
+  vltava configs describe --broker-defaults
+  vltava configs describe --broker 1 --all --output json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := envFor(cmd)
+			if err != nil {
+				return err
+			}
+			res, err := rf.resource()
+			if err != nil {
+				return err
+			}
+			cl, adm, err := e.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			rc, err := res.describe(cmd.Context(), adm)
+			if err != nil {
+				return err
+			}
+			rows := []configEntry{}
+			for _, c := range rc.Configs {
+				if !all && !isOverride(res, c.Source) {
+					continue
+				}
+				rows = append(rows, configEntry{Name: c.Key, Value: configValue(c), Source: sourceName(c.Source), Sensitive: c.Sensitive})
+			}
+			sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
+			if e.json {
+				return writeJSON(e.stdout, rows)
+			}
+			t := newTable(e.stdout, "NAME", "VALUE", "SOURCE")
+			for _, r := range rows {
+				t.row(r.Name, r.Value, r.Source)
+			}
+			return t.flush()
+		},
+	}
+	rf.register(cmd)
+	cmd.Flags().BoolVar(&all, "all", false, "show every config, including static and default values")
+	return cmd
+}
+
+// isOverride reports whether a config was set dynamically on the resource
+// described, which is what kafka-configs.sh --describe shows by default.
+func isOverride(r configResource, s kmsg.ConfigSource) bool {
+	switch {
+	case r.topic != "":
+		return s == kmsg.ConfigSourceDynamicTopicConfig
+	case r.brokerDefaults:
+		return s == kmsg.ConfigSourceDynamicDefaultBrokerConfig
+	default:
+		return s == kmsg.ConfigSourceDynamicBrokerConfig
+	}
+}
+
+// sourceName renders a config source the way kafka-configs.sh does.
+func sourceName(s kmsg.ConfigSource) string {
+	switch s {
+	case kmsg.ConfigSourceDynamicTopicConfig:
+		return "DYNAMIC_TOPIC_CONFIG"
+	case kmsg.ConfigSourceDynamicBrokerConfig:
+		return "DYNAMIC_BROKER_CONFIG"
+	case kmsg.ConfigSourceDynamicDefaultBrokerConfig:
+		return "DYNAMIC_DEFAULT_BROKER_CONFIG"
+	case kmsg.ConfigSourceStaticBrokerConfig:
+		return "STATIC_BROKER_CONFIG"
+	case kmsg.ConfigSourceDefaultConfig:
+		return "DEFAULT_CONFIG"
+	case kmsg.ConfigSourceDynamicBrokerLoggerConfig:
+		return "DYNAMIC_BROKER_LOGGER_CONFIG"
+	default:
+		return "UNKNOWN(" + strconv.Itoa(int(s)) + ")"
+	}
+}
+
+func newConfigsAlterCommand() *cobra.Command {
+	var (
+		rf   resourceFlags
+		sets []string
+		dels []string
+	)
+	cmd := &cobra.Command{
+		Use:   "alter",
+		Short: "Set or delete configs with IncrementalAlterConfigs",
+		Example: `  vltava configs alter --topic orders --set retention.ms=60000 --set segment.bytes=1048576
+  vltava configs alter --topic orders --delete retention.ms
+  vltava configs alter --broker-defaults --set log.retention.ms=604800000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := envFor(cmd)
+			if err != nil {
+				return err
+			}
+			res, err := rf.resource()
+			if err != nil {
+				return err
+			}
+			kvs, err := parseKeyValues("--set", sets)
+			if err != nil {
+				return err
+			}
+			if len(kvs) == 0 && len(dels) == 0 {
+				return errors.New("nothing to alter: give --set k=v and/or --delete k")
+			}
+			cl, adm, err := e.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			if err := alterConfigs(cmd.Context(), adm, res, kvs, dels); err != nil {
+				return err
+			}
+			if e.json {
+				return writeJSON(e.stdout, map[string]any{"altered": res.String()})
+			}
+			fmt.Fprintf(e.stdout, "Completed updating config for %s.\n", res)
+			return nil
+		},
+	}
+	rf.register(cmd)
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "config key=value to set (repeatable)")
+	cmd.Flags().StringArrayVar(&dels, "delete", nil, "config key to delete, reverting it to its default (repeatable)")
+	return cmd
+}
+
+// clusterDescription is the result of `cluster describe`.
+type clusterDescription struct {
+	ClusterID  string         `json:"cluster_id"`
+	Controller int32          `json:"controller"`
+	Brokers    []brokerDetail `json:"brokers"`
+}
+
+type brokerDetail struct {
+	ID   int32  `json:"id"`
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+	Rack string `json:"rack,omitempty"`
+}
+
+func newClusterCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "cluster",
+		Short:   "Inspect the cluster",
+		Example: `  vltava cluster describe`,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:     "describe",
+		Short:   "Show the cluster id, controller and brokers",
+		Example: `  vltava cluster describe --output json`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := envFor(cmd)
+			if err != nil {
+				return err
+			}
+			cl, adm, err := e.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			m, err := adm.BrokerMetadata(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("describing the cluster: %w", err)
+			}
+			d := clusterDescription{ClusterID: m.Cluster, Controller: m.Controller, Brokers: []brokerDetail{}}
+			for _, b := range m.Brokers {
+				bd := brokerDetail{ID: b.NodeID, Host: b.Host, Port: b.Port}
+				if b.Rack != nil {
+					bd.Rack = *b.Rack
+				}
+				d.Brokers = append(d.Brokers, bd)
+			}
+			if e.json {
+				return writeJSON(e.stdout, d)
+			}
+			fmt.Fprintf(e.stdout, "Cluster ID: %s\nController: %d\n", d.ClusterID, d.Controller)
+			t := newTable(e.stdout, "BROKER", "HOST", "PORT", "RACK")
+			for _, b := range d.Brokers {
+				t.row(b.ID, b.Host, b.Port, b.Rack)
+			}
+			return t.flush()
+		},
+	})
+	return cmd
+}

@@ -1,0 +1,271 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+func newGroupsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "groups",
+		Short: "List, describe, delete consumer groups and reset their offsets (kafka-consumer-groups.sh)",
+		Example: `  vltava groups list
+  vltava groups describe billing
+  vltava groups reset-offsets billing --topic orders --to-earliest --execute`,
+	}
+	cmd.AddCommand(newGroupsListCommand(), newGroupsDescribeCommand(), newGroupsDeleteCommand(), newGroupsResetCommand())
+	return cmd
+}
+
+type groupSummary struct {
+	Group        string `json:"group"`
+	State        string `json:"state"`
+	ProtocolType string `json:"protocol_type"`
+	Coordinator  int32  `json:"coordinator"`
+}
+
+func newGroupsListCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Short:   "List consumer groups",
+		Example: `  vltava groups list --output json`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := envFor(cmd)
+			if err != nil {
+				return err
+			}
+			cl, adm, err := e.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			groups, err := adm.ListGroups(cmd.Context())
+			if err != nil {
+				return groupAPIError("listing groups", err)
+			}
+			rows := []groupSummary{}
+			for _, g := range groups.Sorted() {
+				rows = append(rows, groupSummary{Group: g.Group, State: g.State, ProtocolType: g.ProtocolType, Coordinator: g.Coordinator})
+			}
+			if e.json {
+				return writeJSON(e.stdout, rows)
+			}
+			t := newTable(e.stdout, "GROUP", "STATE", "PROTOCOL-TYPE", "COORDINATOR")
+			for _, r := range rows {
+				t.row(r.Group, r.State, r.ProtocolType, r.Coordinator)
+			}
+			return t.flush()
+		},
+	}
+}
+
+// groupDescription is the result of `groups describe`.
+type groupDescription struct {
+	Group    string            `json:"group"`
+	State    string            `json:"state"`
+	Protocol string            `json:"protocol"`
+	Members  []groupMember     `json:"members"`
+	Offsets  []partitionOffset `json:"offsets"`
+}
+
+type groupMember struct {
+	MemberID    string             `json:"member_id"`
+	InstanceID  string             `json:"instance_id,omitempty"`
+	ClientID    string             `json:"client_id"`
+	Host        string             `json:"host"`
+	Assignments []topicAssignments `json:"assignments"`
+}
+
+type topicAssignments struct {
+	Topic      string  `json:"topic"`
+	Partitions []int32 `json:"partitions"`
+}
+
+// partitionOffset is one row of the lag table. Lag is log end offset minus
+// committed offset; -1 when either is unknown (shown as "-" by Kafka).
+type partitionOffset struct {
+	Topic         string `json:"topic"`
+	Partition     int32  `json:"partition"`
+	CurrentOffset int64  `json:"current_offset"`
+	LogEndOffset  int64  `json:"log_end_offset"`
+	Lag           int64  `json:"lag"`
+	MemberID      string `json:"member_id,omitempty"`
+	ClientID      string `json:"client_id,omitempty"`
+	Host          string `json:"host,omitempty"`
+}
+
+// groupAPIError explains a failure of a group request; clusters without
+// consumer group support answer with unsupported-API errors, which franz-go
+// reports as "broker is too old".
+func groupAPIError(what string, err error) error {
+	if errors.Is(err, kerr.UnsupportedVersion) || strings.Contains(err.Error(), "broker is too old") {
+		return fmt.Errorf("%s: the cluster does not support consumer group APIs: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// errGroupNotFound mirrors kafka-consumer-groups' "does not exist".
+func errGroupNotFound(group string) error {
+	return fmt.Errorf("consumer group %q does not exist", group)
+}
+
+// describeGroup gathers the state, members and per-partition lag.
+func describeGroup(ctx context.Context, adm *kadm.Client, group string) (groupDescription, error) {
+	lags, err := adm.Lag(ctx, group)
+	if err != nil {
+		return groupDescription{}, groupAPIError(fmt.Sprintf("describing group %q", group), err)
+	}
+	l, ok := lags[group]
+	if !ok {
+		return groupDescription{}, errGroupNotFound(group)
+	}
+	if err := l.Error(); err != nil {
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return groupDescription{}, errGroupNotFound(group)
+		}
+		return groupDescription{}, groupAPIError(fmt.Sprintf("describing group %q", group), err)
+	}
+	d := groupDescription{Group: group, State: l.State, Protocol: l.Protocol, Members: []groupMember{}, Offsets: []partitionOffset{}}
+	for _, m := range l.Members {
+		gm := groupMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Assignments: []topicAssignments{}}
+		if m.InstanceID != nil {
+			gm.InstanceID = *m.InstanceID
+		}
+		if c, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range c.Topics {
+				ps := append([]int32(nil), t.Partitions...)
+				sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+				gm.Assignments = append(gm.Assignments, topicAssignments{Topic: t.Topic, Partitions: ps})
+			}
+		}
+		d.Members = append(d.Members, gm)
+	}
+	for _, ml := range l.Lag.Sorted() {
+		po := partitionOffset{Topic: ml.Topic, Partition: ml.Partition, CurrentOffset: ml.Commit.At,
+			LogEndOffset: ml.End.Offset, Lag: ml.Lag}
+		if ml.End.Err != nil {
+			po.LogEndOffset = -1
+		}
+		if ml.Member != nil {
+			po.MemberID, po.ClientID, po.Host = ml.Member.MemberID, ml.Member.ClientID, ml.Member.ClientHost
+		}
+		d.Offsets = append(d.Offsets, po)
+	}
+	// Kafka answers DescribeGroups for an unknown group with state Dead.
+	if (d.State == "Dead" || d.State == "") && len(d.Members) == 0 && len(d.Offsets) == 0 {
+		return d, errGroupNotFound(group)
+	}
+	return d, nil
+}
+
+func dashIfNegative(n int64) any {
+	if n < 0 {
+		return "-"
+	}
+	return n
+}
+
+func newGroupsDescribeCommand() *cobra.Command {
+	var members bool
+	cmd := &cobra.Command{
+		Use:   "describe GROUP",
+		Short: "Show a group's state, members, assignments and lag per partition",
+		Example: `  vltava groups describe billing
+  vltava groups describe billing --members
+  vltava groups describe billing --output json`,
+		Args: exactArgs(1, "one GROUP"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := envFor(cmd)
+			if err != nil {
+				return err
+			}
+			cl, adm, err := e.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			d, err := describeGroup(cmd.Context(), adm, args[0])
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return writeJSON(e.stdout, d)
+			}
+			fmt.Fprintf(e.stdout, "Group: %s\tState: %s\tProtocol: %s\tMembers: %d\n", d.Group, d.State, d.Protocol, len(d.Members))
+			if members {
+				t := newTable(e.stdout, "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT")
+				for _, m := range d.Members {
+					as := ""
+					for i, a := range m.Assignments {
+						if i > 0 {
+							as += " "
+						}
+						as += a.Topic + ":" + joinInt32s(a.Partitions)
+					}
+					t.row(m.MemberID, m.ClientID, m.Host, as)
+				}
+				return t.flush()
+			}
+			t := newTable(e.stdout, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
+			for _, o := range d.Offsets {
+				t.row(o.Topic, o.Partition, dashIfNegative(o.CurrentOffset), dashIfNegative(o.LogEndOffset),
+					dashIfNegative(o.Lag), o.MemberID, o.Host, o.ClientID)
+			}
+			return t.flush()
+		},
+	}
+	cmd.Flags().BoolVar(&members, "members", false, "show members and their assignments instead of offsets")
+	return cmd
+}
+
+func newGroupsDeleteCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "delete GROUP...",
+		Short:   "Delete inactive groups and their committed offsets",
+		Example: `  vltava groups delete billing`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := envFor(cmd)
+			if err != nil {
+				return err
+			}
+			cl, adm, err := e.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			resps, err := adm.DeleteGroups(cmd.Context(), args...)
+			if err != nil {
+				return groupAPIError("deleting groups", err)
+			}
+			for _, g := range args {
+				r, ok := resps[g]
+				switch {
+				case !ok:
+					return fmt.Errorf("deleting group %q: no response from the cluster", g)
+				case errors.Is(r.Err, kerr.GroupIDNotFound):
+					return errGroupNotFound(g)
+				case errors.Is(r.Err, kerr.NonEmptyGroup):
+					return fmt.Errorf("group %q is not empty: stop its consumers before deleting it", g)
+				case r.Err != nil:
+					return fmt.Errorf("deleting group %q: %w%s", g, r.Err, detail(r.ErrMessage))
+				}
+				if !e.json {
+					fmt.Fprintf(e.stdout, "Deleted group %s.\n", g)
+				}
+			}
+			if e.json {
+				return writeJSON(e.stdout, map[string]any{"deleted": args})
+			}
+			return nil
+		},
+	}
+}
