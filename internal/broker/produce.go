@@ -1,10 +1,13 @@
 package broker
 
-// Produce (key 0), v3-v11.
+// Produce (key 0), v0-v11, of which v3-v11 write.
 //
 // v3 is the first version carrying v2 record batches, which are the only
-// batches we store; older versions carry v0/v1 message sets and are not
-// advertised (Kafka 4 dropped them too, KIP-896). Each partition's payload
+// batches we store. v0-v2 carry v0/v1 message sets: they are advertised, as
+// Kafka 4 advertises them (librdkafka enables compression only when Produce
+// v0 is listed, KAFKA-18659), and every partition of such a request is
+// answered with UNSUPPORTED_VERSION, as Kafka 4 answers them (KIP-896).
+// Each partition's payload
 // must be exactly one v2 batch; it is validated (record.ValidateProduce),
 // recompressed if the topic's compression.type says so, and appended. An
 // idempotent retry of one of a producer's last five batches is answered
@@ -28,7 +31,10 @@ import (
 	"github.com/vltava/vltava/internal/server"
 )
 
-func init() { register(kmsg.Produce, 3, 11, (*Broker).handleProduce) }
+func init() { register(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
+
+// firstWritingProduceVersion is the first Produce version with v2 batches.
+const firstWritingProduceVersion = 3
 
 func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ProduceRequest)
@@ -45,7 +51,13 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			sp.BaseOffset = -1
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
-			err := b.producePartition(img, req, rt.Topic, &rp, &sp)
+			var err error
+			if r.Version < firstWritingProduceVersion {
+				err = fmt.Errorf("%w: produce v%d carries v0/v1 message sets, which are not supported; use produce v3 or newer (Kafka 0.11+ clients)",
+					kerr.UnsupportedVersion, r.Version)
+			} else {
+				err = b.producePartition(img, req, rt.Topic, &rp, &sp)
+			}
 			if err != nil {
 				failed = err
 				sp.ErrorCode = b.errCode(err)
