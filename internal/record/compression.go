@@ -221,13 +221,20 @@ func decompress(dst []byte, codec Codec, src []byte) ([]byte, error) {
 		}
 		return out, nil
 	case CodecLZ4:
+		out, err := decodeLZ4Frames(dst, src)
+		if !errors.Is(err, errLinkedBlocks) {
+			if err != nil && !errors.Is(err, errTooLarge) {
+				err = errCodec(codec, err)
+			}
+			return out, err
+		}
 		br := byteReaders.Get().(*bytes.Reader)
 		defer byteReaders.Put(br)
 		br.Reset(src)
 		zr := lz4Readers.Get().(*lz4.Reader)
 		defer lz4Readers.Put(zr)
 		zr.Reset(br)
-		out, err := readAllBounded(dst, zr)
+		out, err = readAllBounded(dst, zr)
 		if err != nil {
 			return nil, errCodec(codec, err)
 		}
