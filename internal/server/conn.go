@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,6 +36,9 @@ type conn struct {
 	out chan frame
 	// writeDone is closed when writeLoop exits.
 	writeDone chan struct{}
+	// busy is set while a request is being handled, so the idle timeout
+	// does not close a connection whose request is parked.
+	busy atomic.Bool
 }
 
 func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
@@ -58,15 +62,46 @@ func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
 	return c
 }
 
-// serve runs the read side until the connection ends.
+// serve runs the connection: readLoop reads frames, this goroutine handles
+// them one at a time, writeLoop writes the responses. Reading is a
+// goroutine of its own so that a client that disconnects is noticed while
+// one of its requests is parked (a fetch long-poll, a JoinGroup waiting for
+// the rebalance): the read ends, the context is cancelled and the parked
+// request returns. readLoop holds at most one frame beyond the one being
+// handled, which bounds a pipelining client's memory here.
 func (c *conn) serve() {
 	go c.writeLoop()
+	frames := make(chan []byte)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		defer close(frames)
+		c.readLoop(frames)
+	}()
 	defer func() {
+		c.cancel()
+		c.nc.Close() // unblocks readLoop
+		for range frames {
+		}
+		<-readDone
 		close(c.out)
 		<-c.writeDone
-		c.cancel()
-		c.nc.Close()
 	}()
+	for frame := range frames {
+		c.busy.Store(true)
+		ok := c.handleFrame(frame)
+		c.busy.Store(false)
+		if !ok {
+			return
+		}
+	}
+}
+
+// readLoop reads request frames until the connection fails, the client
+// closes it, or a frame is malformed; then it cancels the connection's
+// context.
+func (c *conn) readLoop(frames chan<- []byte) {
+	defer c.cancel()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	var sizeBuf [4]byte
 	for {
@@ -74,6 +109,10 @@ func (c *conn) serve() {
 			return
 		}
 		if _, err := io.ReadFull(br, sizeBuf[:]); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && c.busy.Load() {
+				// Not idle: a request is being handled.
+				continue
+			}
 			c.logReadEnd(err)
 			return
 		}
@@ -93,7 +132,9 @@ func (c *conn) serve() {
 			c.logReadEnd(err)
 			return
 		}
-		if !c.handleFrame(frame) {
+		select {
+		case frames <- frame:
+		case <-c.ctx.Done():
 			return
 		}
 	}

@@ -21,6 +21,9 @@ import (
 // panics.
 type testHandler struct {
 	handled atomic.Int64
+	// released is signalled when a request for topic "park", which waits
+	// for its context, is released.
+	released chan struct{}
 }
 
 func (h *testHandler) VersionRange(key int16) (int16, int16, bool) {
@@ -49,6 +52,11 @@ func (h *testHandler) Handle(ctx context.Context, r *Request) (kmsg.Response, er
 		if len(req.Topics) == 1 && req.Topics[0].Topic != nil && *req.Topics[0].Topic == "panic" {
 			panic("test panic")
 		}
+		if len(req.Topics) == 1 && req.Topics[0].Topic != nil && *req.Topics[0].Topic == "park" {
+			<-ctx.Done()
+			h.released <- struct{}{}
+			return nil, ctx.Err()
+		}
 		time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
 		resp := req.ResponseKind().(*kmsg.MetadataResponse)
 		resp.ControllerID = r.CorrelationID
@@ -64,7 +72,7 @@ func (h *testHandler) Handle(ctx context.Context, r *Request) (kmsg.Response, er
 
 func startTestServer(t *testing.T, cfg Config) (*Server, *testHandler, string) {
 	t.Helper()
-	h := &testHandler{}
+	h := &testHandler{released: make(chan struct{}, 1)}
 	cfg.Listeners = []ListenerConfig{{Name: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Addr: "127.0.0.1:0"}}
 	s := New(cfg, h, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := s.Start(); err != nil {
@@ -284,4 +292,28 @@ func TestCloseEndsConnections(t *testing.T) {
 		t.Fatal("Close did not return")
 	}
 	expectClosed(t, c)
+}
+
+// A request parked in its handler (a long-poll, a JoinGroup) is released
+// as soon as its client disconnects, not when it would have completed.
+func TestDisconnectReleasesParkedRequest(t *testing.T) {
+	_, h, addr := startTestServer(t, Config{IdleTimeout: 50 * time.Millisecond})
+	c := dial(t, addr)
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(4)
+	topic := "park"
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &topic}}
+	c.Write(encodeRequest(req, 1, "p"))
+	// Parked past the idle timeout: a busy connection is not idle.
+	select {
+	case <-h.released:
+		t.Fatal("parked request released while its client was still connected")
+	case <-time.After(300 * time.Millisecond):
+	}
+	c.Close()
+	select {
+	case <-h.released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("parked request not released after the client disconnected")
+	}
 }
