@@ -28,6 +28,9 @@ const (
 	suiteLibrd   = "librdkafka (`test/compat/python_test.go`)"
 	suiteKcat    = "kcat (`test/compat/kcat_test.go`)"
 	suiteBroker  = "broker (`internal/broker/%s`)"
+	suiteGroups  = "groups: franz-go, kafka-python, librdkafka (`test/compat/groups_*_test.go`)"
+	suiteGroupU  = "coordinator (`internal/group`)"
+	suiteCLI     = "CLI (`test/cli`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -42,7 +45,7 @@ func broker(file string) string { return fmt.Sprintf(suiteBroker, file) }
 // apiDocs must name every registered API; TestCompatibilityDoc fails for a
 // registration without an entry, so a new API cannot ship undocumented.
 var apiDocs = map[kmsg.Key]apiDoc{
-	kmsg.Produce: {"v2 record batches only (v3+, KIP-896); acks 0/1/-1; topic recompression; zstd needs v7+; transactional produce refused",
+	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 are answered UNSUPPORTED_VERSION (KIP-896, as Kafka 4); acks 0/1/-1; topic recompression; zstd needs v7+; transactional produce refused",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("produce_test.go")}},
 	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+)",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("fetch_test.go"), broker("fetch_session_test.go")}},
@@ -73,7 +76,29 @@ var apiDocs = map[kmsg.Key]apiDoc{
 	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only)",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DescribeCluster: {"brokers only: endpoint type 2 (controllers) is UNSUPPORTED_ENDPOINT_TYPE",
-		[]string{broker("admin_test.go")}},
+		[]string{broker("admin_test.go"), suiteCLI}},
+	kmsg.FindCoordinator: {"group keys (batched keys v4+); transaction keys answer COORDINATOR_NOT_AVAILABLE until transactions land; creates __consumer_offsets on first use",
+		[]string{suiteGroups, suiteLibrd, suiteGroupU}},
+	kmsg.JoinGroup: {"classic protocol: KIP-394 member id required, KIP-345 static members, protocol chosen by votes, initial rebalance delay",
+		[]string{suiteGroups, suiteGroupU}},
+	kmsg.SyncGroup: {"leader's assignment delivered; protocol type/name checked (v5+)",
+		[]string{suiteGroups, suiteGroupU}},
+	kmsg.Heartbeat: {"session keep-alive; REBALANCE_IN_PROGRESS starts a rejoin",
+		[]string{suiteGroups, suiteGroupU}},
+	kmsg.LeaveGroup: {"batched members and static members (v3+)",
+		[]string{suiteGroups, suiteGroupU}},
+	kmsg.OffsetCommit: {"generation and member checks; standalone commits for empty groups; stored in __consumer_offsets",
+		[]string{suiteGroups, suiteCLI, suiteGroupU}},
+	kmsg.OffsetFetch: {"all partitions when topics is null; multi-group (v8+); require_stable (v7+, no transactions yet)",
+		[]string{suiteGroups, suiteCLI, suiteGroupU}},
+	kmsg.OffsetDelete: {"GROUP_SUBSCRIBED_TO_TOPIC while the group consumes the topic",
+		[]string{suiteGroups, suiteGroupU}},
+	kmsg.DescribeGroups: {"members with metadata and assignments; authorized operations",
+		[]string{suiteGroups, suiteCLI, suiteGroupU}},
+	kmsg.ListGroups: {"states filter (v4+), types filter (v5+)",
+		[]string{suiteGroups, suiteCLI, suiteGroupU}},
+	kmsg.DeleteGroups: {"NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND",
+		[]string{suiteGroups, suiteCLI, suiteGroupU}},
 }
 
 const compatIntro = `# Vltava compatibility
@@ -100,13 +125,12 @@ registry, so it cannot claim what the broker does not serve.
 
 ## Not served yet
 
-Consumer groups (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
-LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
-DeleteGroups, the KIP-848 ConsumerGroupHeartbeat) and transactions
-(AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit, WriteTxnMarkers)
-are not in the table until they land; clients see them absent from
-ApiVersions. ACLs, SASL/SSL, quotas, replication between brokers and
-partition reassignment are not served either.
+The KIP-848 consumer group protocol (ConsumerGroupHeartbeat,
+ConsumerGroupDescribe) and transactions (AddPartitionsToTxn, AddOffsetsToTxn,
+EndTxn, TxnOffsetCommit, WriteTxnMarkers) are not in the table until they
+land; clients see them absent from ApiVersions. ACLs, SASL/SSL, quotas,
+replication between brokers and partition reassignment are not served
+either.
 
 ## APIs
 `
