@@ -20,8 +20,13 @@ type epochEntry struct {
 // KIP-279) and to stamp ListOffsets answers.
 //
 // On disk: leader-epoch-checkpoint in the partition dir, Kafka's checkpoint
-// text format "0\n<count>\n<epoch> <startOffset>\n...", rewritten atomically
-// whenever the cache changes (epoch changes are rare, so this is cheap).
+// text format "0\n<count>\n<epoch> <startOffset>\n...". A new epoch (assign,
+// on the append path) only marks the cache dirty: the file is rewritten when
+// the log is flushed, before the recovery point moves past the new entry, so
+// a crash loses only entries above the recovery point, which recovery
+// rebuilds from the batches' leader epochs. Truncations rewrite the file at
+// once. Writing and fsyncing the file under the append lock cost a
+// broker with many partitions most of its produce CPU on first writes.
 //
 // Thread-safety: mu guards entries; all methods are safe for concurrent use.
 type leaderEpochCache struct {
@@ -30,6 +35,7 @@ type leaderEpochCache struct {
 	mu struct {
 		sync.RWMutex
 		entries []epochEntry // increasing in both epoch and start offset
+		dirty   bool         // entries changed since the file was written
 	}
 }
 
@@ -59,7 +65,11 @@ func (c *leaderEpochCache) writeLocked() error {
 	for i, e := range c.mu.entries {
 		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
 	}
-	return writeCheckpointLines(c.path, lines)
+	if err := writeCheckpointLines(c.path, lines); err != nil {
+		return err
+	}
+	c.mu.dirty = false
+	return nil
 }
 
 // assign records that epoch starts at startOffset. As in Kafka, nothing
@@ -85,6 +95,17 @@ func (c *leaderEpochCache) assign(epoch int32, startOffset int64) error {
 		}
 	}
 	c.mu.entries = append(kept, epochEntry{Epoch: epoch, StartOffset: startOffset})
+	c.mu.dirty = true
+	return nil
+}
+
+// flush writes the file if assign changed the cache since the last write.
+func (c *leaderEpochCache) flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.mu.dirty {
+		return nil
+	}
 	return c.writeLocked()
 }
 

@@ -398,6 +398,11 @@ func (l *Log) flushLocked() error {
 			return err
 		}
 	}
+	// Epochs first: the recovery point must not pass an epoch entry that is
+	// only in memory (see leaderEpochCache).
+	if err := l.epochs.flush(); err != nil {
+		return err
+	}
 	if leo > rp {
 		l.recoveryPoint.Store(leo)
 	}
@@ -419,6 +424,9 @@ func (l *Log) Close() error {
 	var errs []error
 	if err := l.mu.producers.takeSnapshot(leo, true); err != nil {
 		errs = append(errs, fmt.Errorf("producer snapshot: %w", err))
+	}
+	if err := l.epochs.flush(); err != nil {
+		errs = append(errs, fmt.Errorf("leader epoch checkpoint: %w", err))
 	}
 	for _, s := range l.segmentList() {
 		if err := s.close(); err != nil {
