@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -119,6 +120,7 @@ type measurement struct {
 	peakRSSMiB float64
 	seconds    float64 // scenario-specific wall time (creation, start-up)
 	extra      map[string]float64
+	gcPauses   []float64 // stop-the-world pauses (ms) during the measured part, from gctrace
 }
 
 func (m measurement) cpuMicrosPerRecord() float64 {
@@ -165,8 +167,8 @@ func run() error {
 		nruns = 1
 	}
 	w("## Scenarios (%d run(s) each, Vltava and kfake alternating)\n\n", nruns)
-	w("| scenario | Vltava | kfake | ratio V/k (paired) | CPU µs/rec V | CPU µs/rec k | peak RSS MiB V | peak RSS MiB k | notes |\n")
-	w("|---|---|---|---|---|---|---|---|---|\n")
+	w("| scenario | Vltava | kfake | ratio V/k (paired) | CPU µs/rec V | CPU µs/rec k | peak RSS MiB V | peak RSS MiB k | GC pauses V | GC pauses k | notes |\n")
+	w("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	failed := 0
 	for _, s := range scenarios() {
 		if *only != "" && !strings.Contains(s.name, *only) {
@@ -207,7 +209,65 @@ type broker struct {
 	addr string
 	dir  string
 	impl string
-	log  *bytes.Buffer
+	log  *syncBuffer
+}
+
+// syncBuffer is the broker's output, written by the process-copying
+// goroutine and read while the broker runs.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *syncBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+// gcPauses parses the stop-the-world pauses of the gctrace lines written
+// after offset: in "gc N @t s P%: a+b+c ms clock, ...", a and c are the two
+// pauses (sweep termination, mark termination).
+func (b *syncBuffer) gcPauses(offset int) []float64 {
+	b.mu.Lock()
+	text := b.buf.String()[offset:]
+	b.mu.Unlock()
+	var out []float64
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "gc ") {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		clock, _, ok := strings.Cut(rest, " ms clock")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(clock, "+")
+		if len(parts) != 3 {
+			continue
+		}
+		a, err1 := strconv.ParseFloat(parts[0], 64)
+		c, err2 := strconv.ParseFloat(parts[2], 64)
+		if err1 == nil && err2 == nil {
+			out = append(out, a+c)
+		}
+	}
+	return out
 }
 
 func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, time.Duration, error) {
@@ -222,8 +282,10 @@ func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, t
 	} else {
 		cmd = exec.Command(e.kfake, "-addr", addr, "-log-level", "none")
 	}
-	b := &broker{cmd: cmd, addr: addr, dir: dir, impl: impl, log: &bytes.Buffer{}}
+	b := &broker{cmd: cmd, addr: addr, dir: dir, impl: impl, log: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = b.log, b.log
+	// Both brokers are Go programs: gctrace reports their GC pauses.
+	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
@@ -356,6 +418,8 @@ func measure(e env, impl string, s scenario, i int) (m measurement) {
 
 	switch s.kind {
 	case "produce":
+		log0 := b.log.Len()
+		defer func() { m.gcPauses = b.log.gcPauses(log0) }()
 		cpu0 := b.cpuSeconds()
 		rep, err := perf(e, b, append([]string{"produce", topic, "--num-records", strconv.FormatInt(s.records, 10),
 			"--acks", s.acks, "--compression", s.compression, "--partitions", strconv.Itoa(s.partitions)}, common...)...)
@@ -369,6 +433,8 @@ func measure(e env, impl string, s scenario, i int) (m measurement) {
 			"--acks", "1", "--partitions", strconv.Itoa(s.partitions)}, common...)...); err != nil {
 			return fail(err)
 		}
+		log0 := b.log.Len()
+		defer func() { m.gcPauses = b.log.gcPauses(log0) }()
 		cpu0 := b.cpuSeconds()
 		rep, err := perf(e, b, "consume", topic, "--num-records", strconv.FormatInt(s.records, 10))
 		if err != nil {
@@ -377,6 +443,8 @@ func measure(e env, impl string, s scenario, i int) (m measurement) {
 		m = fromReport(rep)
 		m.cpuSeconds = b.cpuSeconds() - cpu0
 	case "e2e":
+		log0 := b.log.Len()
+		defer func() { m.gcPauses = b.log.gcPauses(log0) }()
 		cpu0 := b.cpuSeconds()
 		rep, err := perf(e, b, append([]string{"e2e", topic, "--duration", s.duration.String(),
 			"--throughput", strconv.Itoa(s.throughput)}, common...)...)
@@ -519,10 +587,24 @@ func row(s scenario, vs, ks []measurement) string {
 	if s.kind == "e2e" {
 		notes = append(notes, "cells are p50/p99/p99.9 ms; ratio is p99")
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", s.name, cell(vs), cell(ks), ratio,
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", s.name, cell(vs), cell(ks), ratio,
 		stat(vs, measurement.cpuMicrosPerRecord, "%.2f"), stat(ks, measurement.cpuMicrosPerRecord, "%.2f"),
 		stat(vs, func(m measurement) float64 { return m.peakRSSMiB }, "%.0f"), stat(ks, func(m measurement) float64 { return m.peakRSSMiB }, "%.0f"),
-		strings.Join(notes, "; "))
+		pauses(vs), pauses(ks), strings.Join(notes, "; "))
+}
+
+// pauses summarizes the GC pauses of all runs: count, p99 and max in ms.
+func pauses(ms []measurement) string {
+	var all []float64
+	for _, m := range ms {
+		all = append(all, m.gcPauses...)
+	}
+	if len(all) == 0 {
+		return "none"
+	}
+	slices.Sort(all)
+	p99 := all[min(len(all)-1, int(float64(len(all))*0.99))]
+	return fmt.Sprintf("%d: p99 %.2f, max %.2f ms", len(all), p99, all[len(all)-1])
 }
 
 func median(v []float64) float64 {
