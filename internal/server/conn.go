@@ -90,6 +90,9 @@ func (c *conn) serve() {
 	for frame := range frames {
 		c.busy.Store(true)
 		ok := c.handleFrame(frame)
+		if reusableFrame(frame) {
+			putFrame(frame)
+		}
 		c.busy.Store(false)
 		if !ok {
 			return
@@ -124,11 +127,12 @@ func (c *conn) readLoop(frames chan<- []byte) {
 				"size", size, "socket.request.max.bytes", c.srv.cfg.MaxRequestSize)
 			return
 		}
-		frame := make([]byte, size)
+		frame := getFrame(int(size))
 		// A frame in progress is read without the idle deadline: a
 		// slow sender of a large request is not idle.
 		c.nc.SetReadDeadline(time.Time{})
 		if _, err := io.ReadFull(br, frame); err != nil {
+			putFrame(frame)
 			c.logReadEnd(err)
 			return
 		}
