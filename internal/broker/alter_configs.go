@@ -25,6 +25,9 @@ import (
 func init() { register(kmsg.AlterConfigs, 0, 2, (*Broker).handleAlterConfigs) }
 
 func (b *Broker) handleAlterConfigs(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	if fwd, ok := b.forwardToController(ctx, r); ok {
+		return fwd, nil
+	}
 	req := r.Body.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	for _, rr := range req.Resources {

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/controller"
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
@@ -37,6 +38,20 @@ type Broker struct {
 	// groups is the group coordinator; nil on a broker assembled
 	// without one (group APIs then answer COORDINATOR_NOT_AVAILABLE).
 	groups *group.Coordinator
+	// channel reaches the active controller; nil on a broker assembled
+	// without one (tests): admin requests are then answered by the local
+	// controller.
+	channel *controller.Client
+	// active is this node's controller duties; nil on a broker-only node.
+	active *controller.Active
+	// quorum describes the metadata quorum (DescribeQuorum); nil without
+	// one.
+	quorum Quorum
+	// ready, when set, holds client requests until it is closed: the node
+	// serves clients only once the controller has unfenced it, as Kafka's
+	// broker enables request processing only then. Control-plane requests
+	// (see controlPlaneAPIs) pass at once.
+	ready <-chan struct{}
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
@@ -54,7 +69,22 @@ type Options struct {
 	Controller *metadata.Controller
 	Partitions *partition.Manager
 	Groups     *group.Coordinator
-	Logger     *slog.Logger
+	// Channel, Active and Quorum are the cluster's control plane (see the
+	// fields); all may be nil for a broker with a local-only controller.
+	Channel *controller.Client
+	Active  *controller.Active
+	Quorum  Quorum
+	// Ready, if set, gates client requests until it is closed.
+	Ready  <-chan struct{}
+	Logger *slog.Logger
+}
+
+// Quorum is the metadata quorum as DescribeQuorum reports it;
+// *metadata.RaftLog implements it.
+type Quorum interface {
+	QuorumState() (metadata.QuorumState, error)
+	IsLeader() bool
+	LeaderID() (int32, bool)
 }
 
 // New assembles a Broker.
@@ -72,6 +102,10 @@ func New(o Options) *Broker {
 		controller:    o.Controller,
 		partitions:    o.Partitions,
 		groups:        o.Groups,
+		channel:       o.Channel,
+		active:        o.Active,
+		quorum:        o.Quorum,
+		ready:         o.Ready,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 	}
 }
@@ -99,6 +133,20 @@ func register(key kmsg.Key, minV, maxV int16, fn handlerFunc) {
 	apis[int16(key)] = api{minVersion: minV, maxVersion: maxV, handle: fn}
 }
 
+// controlPlaneAPIs are answered while the node is still starting: the
+// controller must serve registrations and heartbeats of the brokers
+// (itself included) before they are unfenced, and clients negotiate
+// versions first.
+var controlPlaneAPIs = map[int16]bool{
+	int16(kmsg.ApiVersions):         true,
+	int16(kmsg.BrokerRegistration):  true,
+	int16(kmsg.BrokerHeartbeat):     true,
+	int16(kmsg.AlterPartition):      true,
+	int16(kmsg.AllocateProducerIDs): true,
+	int16(kmsg.DescribeQuorum):      true,
+	int16(kmsg.Fetch):               true, // followers catch up before they are unfenced
+}
+
 // VersionRange implements server.Handler.
 func (b *Broker) VersionRange(key int16) (int16, int16, bool) {
 	a, ok := apis[key]
@@ -110,6 +158,13 @@ func (b *Broker) Handle(ctx context.Context, r *server.Request) (kmsg.Response, 
 	a, ok := apis[r.Key]
 	if !ok {
 		return nil, fmt.Errorf("unsupported API key %d", r.Key)
+	}
+	if b.ready != nil && !controlPlaneAPIs[r.Key] && r.ClientID != controller.ForwardClientID {
+		select {
+		case <-b.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	return a.handle(b, ctx, r)
 }
@@ -153,4 +208,70 @@ func errMessage(err error) *string {
 	}
 	s := err.Error()
 	return &s
+}
+
+// controllerIsLocal reports whether admin requests are answered by this
+// node's controller: it is the active controller, or there is no channel
+// to another one.
+func (b *Broker) controllerIsLocal() bool { return b.channel == nil || b.channel.IsLocal() }
+
+// forwardToController sends r to the active controller when this node is
+// not it (KIP-590: any broker accepts admin requests and relays them) and
+// returns the controller's answer. ok is false when the request is to be
+// answered here: this node is the controller, the request was itself
+// forwarded (one hop at most; the local answer is then NOT_CONTROLLER and
+// the forwarding broker retries), or the controller could not be reached
+// before the request timeout (the local controller's NOT_CONTROLLER answer
+// is then the right error for the client to retry on).
+func (b *Broker) forwardToController(ctx context.Context, r *server.Request) (resp kmsg.Response, ok bool) {
+	if b.controllerIsLocal() || r.ClientID == controller.ForwardClientID {
+		return nil, false
+	}
+	timeout := time.Duration(b.cfg.RequestTimeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	fctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := b.channel.Forward(fctx, r.Body)
+	if err != nil {
+		b.log.Warn("forwarding to the controller failed", "api", kmsg.NameForKey(r.Key), "err", err)
+		return nil, false
+	}
+	return resp, true
+}
+
+// awaitImage waits (bounded) until this node's metadata satisfies cond: a
+// forwarded change was committed by the controller but reaches this node's
+// image a moment later, and a client acting on the answer (producing to a
+// new topic) should find it here.
+func (b *Broker) awaitImage(ctx context.Context, cond func(*metadata.Image) bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond(b.meta.Image()) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+	b.awaitMetadata(ctx)
+}
+
+// controllerID is the id Metadata and DescribeCluster report as the
+// controller: the active controller when it is a live broker, else (a
+// dedicated controller clients cannot reach) this broker, which forwards
+// admin requests, as KRaft brokers report.
+func (b *Broker) controllerID(img *metadata.Image) int32 {
+	if b.channel == nil {
+		return b.nodeID
+	}
+	if id, ok := b.channel.ControllerID(); ok {
+		if br, ok := img.Broker(id); ok && !br.Fenced {
+			return id
+		}
+	}
+	return b.nodeID
 }

@@ -31,6 +31,7 @@ const (
 	suiteGroups  = "groups: franz-go, kafka-python, librdkafka (`test/compat/groups_*_test.go`)"
 	suiteGroupU  = "coordinator (`internal/group`)"
 	suiteCLI     = "CLI (`test/cli`)"
+	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -45,6 +46,22 @@ func broker(file string) string { return fmt.Sprintf(suiteBroker, file) }
 // apiDocs must name every registered API; TestCompatibilityDoc fails for a
 // registration without an entry, so a new API cannot ship undocumented.
 var apiDocs = map[kmsg.Key]apiDoc{
+	kmsg.ElectLeaders: {"preferred and unclean (KIP-460); null topics = all partitions; forwarded to the active controller",
+		[]string{suiteCtrl}},
+	kmsg.AlterPartitionAssignments: {"KIP-455: new replicas copy the data and join the ISR before the old ones are dropped; null replicas cancel; forwarded",
+		[]string{suiteCtrl}},
+	kmsg.ListPartitionReassignments: {"KIP-455: replicas, adding and removing replicas; forwarded",
+		[]string{suiteCtrl}},
+	kmsg.DescribeQuorum: {"KIP-595/836 on the quorum leader (brokers forward); offsets are raft log indexes",
+		[]string{suiteCtrl}},
+	kmsg.AlterPartition: {"controller API: ISR changes from partition leaders, Kafka's validation codes",
+		[]string{suiteCtrl}},
+	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up",
+		[]string{suiteCtrl}},
+	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown",
+		[]string{suiteCtrl}},
+	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids",
+		[]string{suiteCtrl}},
 	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 are answered UNSUPPORTED_VERSION (KIP-896, as Kafka 4); acks 0/1/-1; topic recompression; zstd needs v7+; transactional produce refused",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("produce_test.go")}},
 	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+)",
@@ -97,6 +114,10 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteGroups, suiteCLI, suiteGroupU}},
 	kmsg.ListGroups: {"states filter (v4+), types filter (v5+)",
 		[]string{suiteGroups, suiteCLI, suiteGroupU}},
+	kmsg.ConsumerGroupHeartbeat: {"KIP-848 consumer groups: server-side uniform/range assignors, revoke-then-assign reconciliation, static members (epoch -2), regex subscriptions (v1), server-generated member id in v0",
+		[]string{suiteGroups, suiteGroupU, broker("consumer_group_test.go")}},
+	kmsg.ConsumerGroupDescribe: {"epochs, assignor, members' current and target assignments; classic groups are GROUP_ID_NOT_FOUND",
+		[]string{suiteGroupU, broker("consumer_group_test.go")}},
 	kmsg.DeleteGroups: {"NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND",
 		[]string{suiteGroups, suiteCLI, suiteGroupU}},
 }
@@ -125,10 +146,9 @@ registry, so it cannot claim what the broker does not serve.
 
 ## Not served yet
 
-The KIP-848 consumer group protocol (ConsumerGroupHeartbeat,
-ConsumerGroupDescribe) and transactions (AddPartitionsToTxn, AddOffsetsToTxn,
-EndTxn, TxnOffsetCommit, WriteTxnMarkers) are not in the table until they
-land; clients see them absent from ApiVersions. ACLs, SASL/SSL, quotas,
+Transactions (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
+clients see them absent from ApiVersions. ACLs, SASL/SSL, quotas,
 replication between brokers and partition reassignment are not served
 either.
 

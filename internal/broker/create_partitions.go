@@ -19,6 +19,9 @@ import (
 func init() { register(kmsg.CreatePartitions, 0, 3, (*Broker).handleCreatePartitions) }
 
 func (b *Broker) handleCreatePartitions(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	if fwd, ok := b.forwardToController(ctx, r); ok {
+		return fwd, nil
+	}
 	req := r.Body.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	specs := make([]metadata.CreatePartitionsSpec, 0, len(req.Topics))

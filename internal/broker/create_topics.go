@@ -7,11 +7,15 @@ package broker
 // replica assignment replaces both. validate_only (v1+) checks everything
 // and creates nothing. v5+ returns the created topic's partition count,
 // replication factor and configs; v7 its topic id. The controller applies
-// Kafka's rules and error codes (metadata.Controller.CreateTopics).
+// Kafka's rules and error codes (metadata.Controller.CreateTopics). A
+// broker that is not the active controller forwards the request to it
+// (KIP-590) and answers once the created topics are in its own metadata.
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/config"
@@ -23,6 +27,20 @@ func init() { register(kmsg.CreateTopics, 0, 7, (*Broker).handleCreateTopics) }
 
 func (b *Broker) handleCreateTopics(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateTopicsRequest)
+	if fwd, ok := b.forwardToController(ctx, r); ok {
+		resp := fwd.(*kmsg.CreateTopicsResponse)
+		if !req.ValidateOnly {
+			b.awaitImage(ctx, func(img *metadata.Image) bool {
+				for _, t := range resp.Topics {
+					if _, ok := img.Topic(t.Topic); t.ErrorCode == 0 && !ok {
+						return false
+					}
+				}
+				return true
+			})
+		}
+		return resp, nil
+	}
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 
 	specs := make([]metadata.CreateTopic, 0, len(req.Topics))
@@ -84,4 +102,67 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *server.Request) (kms
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// createTopics creates topics for the broker itself (auto-creation, the
+// offsets topic): at the local controller when it is the active one,
+// otherwise through the controller channel. It returns once the created
+// topics are in this node's metadata (or the wait timed out).
+func (b *Broker) createTopics(ctx context.Context, specs []metadata.CreateTopic) []metadata.CreateTopicResult {
+	if b.controllerIsLocal() {
+		return b.controller.CreateTopics(ctx, specs, false)
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.TimeoutMillis = b.cfg.RequestTimeoutMs
+	for _, s := range specs {
+		t := kmsg.NewCreateTopicsRequestTopic()
+		t.Topic, t.NumPartitions, t.ReplicationFactor = s.Name, s.NumPartitions, s.ReplicationFactor
+		for k, v := range s.Configs {
+			c := kmsg.NewCreateTopicsRequestTopicConfig()
+			c.Name, c.Value = k, v
+			t.Configs = append(t.Configs, c)
+		}
+		req.Topics = append(req.Topics, t)
+	}
+	results := make([]metadata.CreateTopicResult, len(specs))
+	fwd, err := b.channel.Forward(ctx, req)
+	if err != nil {
+		for i, s := range specs {
+			results[i] = metadata.CreateTopicResult{Name: s.Name, Err: err}
+		}
+		return results
+	}
+	resp := fwd.(*kmsg.CreateTopicsResponse)
+	for i, s := range specs {
+		results[i] = metadata.CreateTopicResult{Name: s.Name, Err: fmt.Errorf("%w: no answer for %s", kerr.UnknownServerError, s.Name)}
+		for _, t := range resp.Topics {
+			if t.Topic != s.Name {
+				continue
+			}
+			results[i] = metadata.CreateTopicResult{Name: s.Name, TopicID: t.TopicID, NumPartitions: t.NumPartitions,
+				ReplicationFactor: t.ReplicationFactor, Err: codeError(t.ErrorCode, t.ErrorMessage)}
+		}
+	}
+	b.awaitImage(ctx, func(img *metadata.Image) bool {
+		for _, r := range results {
+			if _, ok := img.Topic(r.Name); r.Err == nil && !ok {
+				return false
+			}
+		}
+		return true
+	})
+	return results
+}
+
+// codeError turns a response's error code and message back into an error
+// wrapping the *kerr.Error.
+func codeError(code int16, msg *string) error {
+	if code == 0 {
+		return nil
+	}
+	if msg != nil && *msg != "" {
+		return fmt.Errorf("%w: %s", kerr.ErrorForCode(code), *msg)
+	}
+	return kerr.ErrorForCode(code)
 }

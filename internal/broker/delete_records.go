@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -30,25 +31,19 @@ func (b *Broker) handleDeleteRecords(_ context.Context, r *server.Request) (kmsg
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
+			var p *partition.Partition
 			t, ok := img.Topic(rt.Topic)
-			p := b.partitions.Get(rt.Topic, rp.Partition)
-			switch {
-			case !ok:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case p == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				if _, exists := img.Partition(t.Name, rp.Partition); exists {
-					sp.ErrorCode = kerr.NotLeaderForPartition.Code
-				}
-			case p.Leader() != b.nodeID:
-				sp.ErrorCode = kerr.NotLeaderForPartition.Code
-			default:
-				low, err := p.DeleteRecordsBefore(rp.Offset)
-				sp.ErrorCode = b.errCode(err)
-				if err == nil {
+			err := error(kerr.UnknownTopicOrPartition)
+			if ok {
+				p, err = b.hostedPartition(img, t, rp.Partition, true)
+			}
+			if err == nil {
+				var low int64
+				if low, err = p.DeleteRecordsBefore(rp.Offset); err == nil {
 					sp.LowWatermark = low
 				}
 			}
+			sp.ErrorCode = b.errCode(err)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

@@ -21,6 +21,18 @@ import (
 func init() { register(kmsg.DeleteTopics, 0, 6, (*Broker).handleDeleteTopics) }
 
 func (b *Broker) handleDeleteTopics(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	if fwd, ok := b.forwardToController(ctx, r); ok {
+		resp := fwd.(*kmsg.DeleteTopicsResponse)
+		b.awaitImage(ctx, func(img *metadata.Image) bool {
+			for _, t := range resp.Topics {
+				if _, ok := img.TopicByID(t.TopicID); t.ErrorCode == 0 && ok {
+					return false
+				}
+			}
+			return true
+		})
+		return resp, nil
+	}
 	req := r.Body.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 

@@ -22,7 +22,7 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *server.Request) (km
 	req := r.Body.(*kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.ClusterID = b.clusterID
-	resp.ControllerID = b.nodeID
+	resp.ControllerID = b.controllerID(b.meta.Image())
 	resp.EndpointType = 1
 	resp.ClusterAuthorizedOperations = authorizedOpsOmitted
 	if r.Version >= 1 && req.EndpointType != 1 {

@@ -16,6 +16,18 @@ package broker
 // always makes progress. Only committed data (below the high watermark, or
 // the last stable offset for read_committed) is returned.
 //
+// Replica fetches (replica id >= 0: ReplicaState from v15, ReplicaID
+// before) come from followers: the fetching broker must be a replica of the
+// partition and this broker its leader (NOT_LEADER_OR_FOLLOWER otherwise).
+// They read up to the log end offset rather than the high watermark, and
+// their fetch offset is the follower's log end offset, which moves the high
+// watermark and the ISR (partition.UpdateFollowerFetch). A follower whose
+// last fetched epoch ends earlier in this log than its fetch offset gets no
+// records but a diverging epoch (KIP-320) to truncate to.
+// Consumers fetch from the leader only (no KIP-392 follower fetching); from
+// v16 an error naming a stale leader carries the current one and its
+// endpoint (KIP-951).
+//
 // Long-poll: when fewer than min_bytes are available the request parks on
 // its partitions (partition.Waiter) until an append moves a high watermark,
 // max_wait_ms passes or the connection closes. No polling loop: each wake-up
@@ -24,6 +36,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -42,7 +55,15 @@ type fetchItem struct {
 	fetchOffset        int64
 	maxBytes           int32
 	currentLeaderEpoch int32
+	lastFetchedEpoch   int32
 	session            *sessionPartition // nil for sessionless fetches
+}
+
+// fetchReader is what one Fetch request reads with: who asks and how.
+type fetchReader struct {
+	replicaID     int32 // >= 0 for a follower's fetch
+	readCommitted bool
+	useIDs        bool
 }
 
 func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Response, error) {
@@ -64,7 +85,10 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 	if maxBytes <= 0 || maxBytes > b.cfg.FetchMaxBytes {
 		maxBytes = b.cfg.FetchMaxBytes
 	}
-	readCommitted := req.IsolationLevel == 1
+	reader := fetchReader{replicaID: req.ReplicaID, readCommitted: req.IsolationLevel == 1, useIDs: useIDs}
+	if r.Version >= 15 {
+		reader.replicaID = req.ReplicaState.ID
+	}
 	deadline := r.Received.Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 
 	var waiter *partition.Waiter
@@ -76,7 +100,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 	}()
 	for {
 		img := b.meta.Image()
-		out, regions, sent, size, anyError := b.readFetch(img, items, maxBytes, readCommitted, useIDs, full)
+		out, regions, sent, size, anyError := b.readFetch(img, items, maxBytes, reader, full)
 		done := anyError || size >= int(req.MinBytes) || req.MaxWaitMillis <= 0
 		wait := time.Until(deadline)
 		if done || wait <= 0 || ctx.Err() != nil {
@@ -87,6 +111,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 				u.apply()
 			}
 			resp.Topics = out
+			if r.Version >= 16 {
+				b.addFetchLeaderHints(img, resp, listenerOf(r))
+			}
 			return &fetchResponse{FetchResponse: resp, regions: regions}, nil
 		}
 		if waiter == nil {
@@ -134,7 +161,7 @@ func (b *Broker) fetchPlan(req *kmsg.FetchRequest, now time.Time) (items []fetch
 	toItems := func(ps []sessionPartition) []fetchItem {
 		out := make([]fetchItem, len(ps))
 		for i, p := range ps {
-			out[i] = fetchItem{key: p.key, fetchOffset: p.fetchOffset, maxBytes: p.maxBytes, currentLeaderEpoch: p.currentLeaderEpoch}
+			out[i] = fetchItem{key: p.key, fetchOffset: p.fetchOffset, maxBytes: p.maxBytes, currentLeaderEpoch: p.currentLeaderEpoch, lastFetchedEpoch: p.lastFetchedEpoch}
 		}
 		return out
 	}
@@ -160,7 +187,7 @@ func (b *Broker) fetchPlan(req *kmsg.FetchRequest, now time.Time) (items []fetch
 		s.mu.Lock()
 		for _, p := range ps {
 			sp := s.upsertLocked(p)
-			items = append(items, fetchItem{key: sp.key, fetchOffset: sp.fetchOffset, maxBytes: sp.maxBytes, currentLeaderEpoch: sp.currentLeaderEpoch, session: sp})
+			items = append(items, fetchItem{key: sp.key, fetchOffset: sp.fetchOffset, maxBytes: sp.maxBytes, currentLeaderEpoch: sp.currentLeaderEpoch, lastFetchedEpoch: sp.lastFetchedEpoch, session: sp})
 		}
 		return items, s, true, 0
 
@@ -189,7 +216,7 @@ func (b *Broker) fetchPlan(req *kmsg.FetchRequest, now time.Time) (items []fetch
 		}
 		for _, k := range s.order {
 			sp := s.parts[k]
-			items = append(items, fetchItem{key: sp.key, fetchOffset: sp.fetchOffset, maxBytes: sp.maxBytes, currentLeaderEpoch: sp.currentLeaderEpoch, session: sp})
+			items = append(items, fetchItem{key: sp.key, fetchOffset: sp.fetchOffset, maxBytes: sp.maxBytes, currentLeaderEpoch: sp.currentLeaderEpoch, lastFetchedEpoch: sp.lastFetchedEpoch, session: sp})
 		}
 		return items, s, false, 0
 	}
@@ -221,7 +248,7 @@ func (u sentUpdate) apply() {
 // regions holding their records (regions[t][p] for Topics[t].Partitions[p]),
 // the session updates to apply if this read is answered, the number of
 // record bytes and whether any partition has an error.
-func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int32, readCommitted, useIDs, full bool) ([]kmsg.FetchResponseTopic, [][]fileRegion, []sentUpdate, int, bool) {
+func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int32, reader fetchReader, full bool) ([]kmsg.FetchResponseTopic, [][]fileRegion, []sentUpdate, int, bool) {
 	var topics []kmsg.FetchResponseTopic
 	var regions [][]fileRegion
 	var sent []sentUpdate
@@ -230,13 +257,13 @@ func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int3
 	size := 0
 	anyError := false
 	for _, it := range items {
-		rp, region := b.readFetchPartition(img, it, &remaining, size == 0, readCommitted, useIDs)
+		rp, region := b.readFetchPartition(img, it, &remaining, size == 0, reader)
 		if rp.ErrorCode != 0 {
 			anyError = true
 		}
 		size += int(region.length)
 		if sp := it.session; sp != nil {
-			changed := region.length > 0 || rp.ErrorCode != 0 ||
+			changed := region.length > 0 || rp.ErrorCode != 0 || rp.DivergingEpoch.EndOffset >= 0 ||
 				rp.HighWatermark != sp.sentHighWatermark || rp.LastStableOffset != sp.sentLastStableOffset ||
 				rp.LogStartOffset != sp.sentLogStartOffset
 			if !full && !changed {
@@ -263,7 +290,8 @@ func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int3
 
 // readFetchPartition reads one partition: the response entry (offsets,
 // error) and the file region holding its records, if any.
-func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining *int, first, readCommitted, useIDs bool) (rp kmsg.FetchResponseTopicPartition, region fileRegion) {
+func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining *int, first bool, reader fetchReader) (rp kmsg.FetchResponseTopicPartition, region fileRegion) {
+	useIDs := reader.useIDs
 	rp = kmsg.NewFetchResponseTopicPartition()
 	rp.Partition = it.key.partition
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
@@ -285,32 +313,21 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 		}
 		return rp, region
 	}
-	p := b.partitions.Get(t.Name, it.key.partition)
-	if p == nil {
-		rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-		if _, exists := img.Partition(t.Name, it.key.partition); exists {
-			rp.ErrorCode = kerr.NotLeaderForPartition.Code
-		}
+	p, err := b.hostedPartition(img, t, it.key.partition, true)
+	if err == nil {
+		err = checkLeaderEpoch(it.currentLeaderEpoch, p.LeaderEpoch())
+	}
+	if err != nil {
+		rp.ErrorCode = b.errCode(err)
 		return rp, region
 	}
-	if p.Leader() != b.nodeID {
-		rp.ErrorCode = kerr.NotLeaderForPartition.Code
-		return rp, region
-	}
-	if e := it.currentLeaderEpoch; e >= 0 {
-		switch ours := p.LeaderEpoch(); {
-		case e < ours:
-			rp.ErrorCode = kerr.FencedLeaderEpoch.Code
-			return rp, region
-		case e > ours:
-			rp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-			return rp, region
-		}
+	if reader.replicaID >= 0 {
+		return b.readReplicaFetch(p, it, remaining, first, reader.replicaID)
 	}
 	// Without transactions the last stable offset equals the high
 	// watermark, so Read's high-watermark bound serves read_committed too.
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.HighWatermark(), p.LastStableOffset(), p.LogStartOffset()
-	if readCommitted {
+	if reader.readCommitted {
 		rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 	}
 	limit := min(int(it.maxBytes), *remaining)
@@ -331,4 +348,87 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 	}
 	*remaining -= int(res.Size)
 	return rp, region
+}
+
+// readReplicaFetch serves a follower's fetch of a partition led here, in
+// Kafka's order: a diverging epoch first (nothing else is done: the
+// follower truncates and fetches again), then an out-of-range offset, then
+// the follower's position is recorded — which may move the high watermark
+// and grow the ISR — and the log is read up to its end.
+func (b *Broker) readReplicaFetch(p *partition.Partition, it fetchItem, remaining *int, first bool, replicaID int32) (rp kmsg.FetchResponseTopicPartition, region fileRegion) {
+	rp = kmsg.NewFetchResponseTopicPartition()
+	rp.Partition = it.key.partition
+	rp.RecordBatches = []byte{}
+	fill := func() {
+		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.HighWatermark(), p.LastStableOffset(), p.LogStartOffset()
+	}
+	if !slices.Contains(p.Replicas(), replicaID) {
+		fill()
+		rp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return rp, region
+	}
+	if epoch, end, diverged := p.DivergingEpoch(it.lastFetchedEpoch, it.fetchOffset); diverged {
+		fill()
+		rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = epoch, end
+		return rp, region
+	}
+	if it.fetchOffset < p.LogStartOffset() || it.fetchOffset > p.LogEndOffset() {
+		// The follower learns the log start offset from this answer and
+		// restarts there, or truncates if it is ahead of the leader.
+		fill()
+		rp.ErrorCode = kerr.OffsetOutOfRange.Code
+		return rp, region
+	}
+	if err := p.UpdateFollowerFetch(replicaID, it.fetchOffset); err != nil {
+		fill()
+		rp.ErrorCode = b.errCode(err)
+		return rp, region
+	}
+	fill()
+	limit := min(int(it.maxBytes), *remaining)
+	if limit <= 0 && !first {
+		return rp, region
+	}
+	res, err := p.ReadReplica(it.fetchOffset, max(limit, 0), first)
+	if err != nil {
+		rp.ErrorCode = b.errCode(err)
+		return rp, region
+	}
+	if res.Size > 0 {
+		region = fileRegion{file: res.File, offset: res.Position, length: res.Size}
+	}
+	*remaining -= int(res.Size)
+	return rp, region
+}
+
+// addFetchLeaderHints fills KIP-951's current leader of every partition
+// answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, and the
+// endpoints of those leaders (fetch v16+).
+func (b *Broker) addFetchLeaderHints(img *metadata.Image, resp *kmsg.FetchResponse, listener string) {
+	var leaders map[int32]bool
+	for ti := range resp.Topics {
+		t := &resp.Topics[ti]
+		name := t.Topic
+		if name == "" {
+			if ti, ok := img.TopicByID(metadata.Uuid(t.TopicID)); ok {
+				name = ti.Name
+			}
+		}
+		for pi := range t.Partitions {
+			rp := &t.Partitions[pi]
+			if rp.ErrorCode != kerr.NotLeaderForPartition.Code && rp.ErrorCode != kerr.FencedLeaderEpoch.Code {
+				continue
+			}
+			if id, epoch, ok := currentLeader(img, name, rp.Partition); ok {
+				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = id, epoch
+				if leaders == nil {
+					leaders = make(map[int32]bool)
+				}
+				leaders[id] = true
+			}
+		}
+	}
+	for _, ep := range leaderEndpoints(img, leaders, listener) {
+		resp.Brokers = append(resp.Brokers, kmsg.FetchResponseBroker{NodeID: ep.NodeID, Host: ep.Host, Port: ep.Port, Rack: ep.Rack})
+	}
 }

@@ -95,14 +95,14 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
 		_, exists := b.meta.Image().Topic(metadata.ConsumerOffsetsTopic)
 		if !exists {
 			img := b.meta.Image()
-			rf := min(int(b.cfg.OffsetsTopicReplicationFactor), len(img.UnfencedBrokerIDs()))
+			rf := min(int(b.cfg.OffsetsTopicReplicationFactor), len(img.ActiveBrokerIDs()))
 			if rf < 1 {
 				b.autoCreate.Unlock()
 				return fmt.Errorf("%w: no live brokers to host %s", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic)
 			}
 			compact, producer := "compact", "producer"
 			segment := strconv.Itoa(int(b.cfg.OffsetsTopicSegmentBytes))
-			res := b.controller.CreateTopics(ctx, []metadata.CreateTopic{{
+			res := b.createTopics(ctx, []metadata.CreateTopic{{
 				Name:              metadata.ConsumerOffsetsTopic,
 				NumPartitions:     b.cfg.OffsetsTopicNumPartitions,
 				ReplicationFactor: int16(rf),
@@ -111,7 +111,7 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
 					"compression.type": &producer,
 					"segment.bytes":    &segment,
 				},
-			}}, false)
+			}})
 			if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 				b.autoCreate.Unlock()
 				b.log.Warn("creating the offsets topic", "err", err)

@@ -32,6 +32,9 @@ const (
 )
 
 func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	if fwd, ok := b.forwardToController(ctx, r); ok {
+		return fwd, nil
+	}
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	for _, rr := range req.Resources {

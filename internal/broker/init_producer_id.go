@@ -6,7 +6,8 @@ package broker
 // with epoch 0 on every call, as Kafka does (KIP-360's epoch bump applies to
 // transactional ids). Ids come from blocks the controller hands out (1000 at
 // a time, like KRaft's ProducerIdsRecord), so ids stay unique across
-// restarts and, later, across brokers. Transactional ids need the
+// restarts and across brokers (a broker that is not the active controller
+// asks it with AllocateProducerIds). Transactional ids need the
 // transaction coordinator, which is not built yet: INVALID_REQUEST with a
 // clear message rather than a retriable error a client would spin on.
 
@@ -39,11 +40,19 @@ func (b *Broker) nextProducerID(ctx context.Context) (int64, error) {
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	if pb.next >= pb.end {
-		first, err := b.controller.AllocateProducerIDs(ctx, b.nodeID, producerIDBlockSize)
+		first, count := int64(0), int32(producerIDBlockSize)
+		var err error
+		if b.controllerIsLocal() {
+			first, err = b.controller.AllocateProducerIDs(ctx, b.nodeID, producerIDBlockSize)
+		} else {
+			// The block comes from the active controller (AllocateProducerIds),
+			// so ids stay unique across brokers.
+			first, count, err = b.channel.AllocateProducerIDs(ctx)
+		}
 		if err != nil {
 			return 0, err
 		}
-		pb.next, pb.end = first, first+producerIDBlockSize
+		pb.next, pb.end = first, first+int64(count)
 	}
 	id := pb.next
 	pb.next++

@@ -10,6 +10,11 @@ package broker
 // or -1 when there is none. v4+ checks the client's current leader epoch
 // (KIP-320) and returns the leader epoch of the offset found. v0's
 // multi-offset form is not served (Kafka 4 dropped it too).
+//
+// Consumers (replica id -1) are answered by the leader only
+// (NOT_LEADER_OR_FOLLOWER elsewhere). As in Kafka, a broker replica
+// (replica id >= 0) gets the log end offset for LATEST rather than the high
+// watermark, and the debugging replica id -2 may also ask a follower.
 
 import (
 	"context"
@@ -42,7 +47,7 @@ func (b *Broker) handleListOffsets(_ context.Context, r *server.Request) (kmsg.R
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			sp.ErrorCode = b.listOffset(img, r.Version, req.IsolationLevel, rt.Topic, rp, &sp)
+			sp.ErrorCode = b.listOffset(img, r.Version, req.ReplicaID, req.IsolationLevel, rt.Topic, rp, &sp)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -50,37 +55,35 @@ func (b *Broker) handleListOffsets(_ context.Context, r *server.Request) (kmsg.R
 	return resp, nil
 }
 
-func (b *Broker) listOffset(img *metadata.Image, version int16, isolation int8, topic string,
+// debuggingReplicaID is Kafka's replica id for tools allowed to read from
+// followers.
+const debuggingReplicaID = -2
+
+func (b *Broker) listOffset(img *metadata.Image, version int16, replicaID int32, isolation int8, topic string,
 	rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
 	t, ok := img.Topic(topic)
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code
 	}
-	p := b.partitions.Get(topic, rp.Partition)
-	if p == nil {
-		if _, exists := img.Partition(t.Name, rp.Partition); exists {
-			return kerr.NotLeaderForPartition.Code
-		}
-		return kerr.UnknownTopicOrPartition.Code
+	// The debugging replica id may read from followers, as in Kafka.
+	p, err := b.hostedPartition(img, t, rp.Partition, replicaID != debuggingReplicaID)
+	if err == nil && version >= 4 {
+		err = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 	}
-	if p.Leader() != b.nodeID {
-		return kerr.NotLeaderForPartition.Code
+	if err != nil {
+		return b.errCode(err)
 	}
 	epoch := p.LeaderEpoch()
-	if e := rp.CurrentLeaderEpoch; version >= 4 && e >= 0 {
-		if e < epoch {
-			return kerr.FencedLeaderEpoch.Code
-		}
-		if e > epoch {
-			return kerr.UnknownLeaderEpoch.Code
-		}
-	}
 	l := p.Log()
 	switch ts := rp.Timestamp; {
 	case ts == listLatest:
-		sp.Offset = p.HighWatermark()
-		if isolation == 1 {
+		switch {
+		case replicaID >= 0 || replicaID == debuggingReplicaID:
+			sp.Offset = p.LogEndOffset()
+		case isolation == 1:
 			sp.Offset = p.LastStableOffset()
+		default:
+			sp.Offset = p.HighWatermark()
 		}
 		sp.LeaderEpoch = epoch
 	case ts == listEarliest, ts == listEarliestLocal && version >= 8:

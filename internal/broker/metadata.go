@@ -41,7 +41,7 @@ func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Re
 
 	resp.Brokers = b.brokerEndpoints(img, r.Conn.Listener)
 	resp.ClusterID = &b.clusterID
-	resp.ControllerID = b.nodeID
+	resp.ControllerID = b.controllerID(img)
 	resp.AuthorizedOperations = authorizedOpsOmitted
 	if req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = clusterAuthorizedOps
@@ -50,7 +50,7 @@ func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Re
 	allTopics := req.Topics == nil || (r.Version == 0 && len(req.Topics) == 0)
 	if allTopics {
 		for _, t := range img.Topics() {
-			resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
+			resp.Topics = append(resp.Topics, b.topicMetadata(img, t, req.IncludeTopicAuthorizedOperations))
 		}
 		return resp, nil
 	}
@@ -90,7 +90,7 @@ func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Re
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
+		resp.Topics = append(resp.Topics, b.topicMetadata(img, t, req.IncludeTopicAuthorizedOperations))
 	}
 	return resp, nil
 }
@@ -110,7 +110,7 @@ func (b *Broker) autoCreateTopic(ctx context.Context, name string) (*metadata.To
 	if t, ok := b.meta.Image().Topic(name); ok {
 		return t, nil
 	}
-	res := b.controller.CreateTopics(ctx, []metadata.CreateTopic{{Name: name, NumPartitions: -1, ReplicationFactor: -1}}, false)
+	res := b.createTopics(ctx, []metadata.CreateTopic{{Name: name, NumPartitions: -1, ReplicationFactor: -1}})
 	if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (b *Broker) autoCreateTopic(ctx context.Context, name string) (*metadata.To
 	return t, nil
 }
 
-func (b *Broker) topicMetadata(t *metadata.TopicImage, withOps bool) kmsg.MetadataResponseTopic {
+func (b *Broker) topicMetadata(img *metadata.Image, t *metadata.TopicImage, withOps bool) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -141,6 +141,11 @@ func (b *Broker) topicMetadata(t *metadata.TopicImage, withOps bool) kmsg.Metada
 		mp.Replicas = slices.Clone(p.Replicas)
 		mp.ISR = slices.Clone(p.ISR)
 		mp.OfflineReplicas = []int32{}
+		for _, r := range p.Replicas {
+			if br, ok := img.Broker(r); !ok || br.Fenced {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
 		if p.Leader < 0 {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}

@@ -38,7 +38,13 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 			}
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group = rg.Group
-			offsets, err := b.fetchOffsets(rg.Group, tps)
+			// v9+ names the fetching member of a consumer-protocol
+			// group (KIP-848), whose epoch is checked.
+			var member *group.FetchingMember
+			if r.Version >= 9 {
+				member = &group.FetchingMember{MemberID: rg.MemberID, Epoch: rg.MemberEpoch}
+			}
+			offsets, err := b.fetchOffsets(rg.Group, member, tps)
 			if err != nil {
 				g.ErrorCode = b.errCode(err)
 				resp.Groups = append(resp.Groups, g)
@@ -72,7 +78,7 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 			}
 		}
 	}
-	offsets, err := b.fetchOffsets(req.Group, tps)
+	offsets, err := b.fetchOffsets(req.Group, nil, tps)
 	if err != nil {
 		if r.Version >= 2 {
 			resp.ErrorCode = b.errCode(err)
@@ -101,11 +107,11 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 	return resp, nil
 }
 
-func (b *Broker) fetchOffsets(groupID string, tps []group.TopicPartition) ([]group.FetchedOffset, error) {
+func (b *Broker) fetchOffsets(groupID string, member *group.FetchingMember, tps []group.TopicPartition) ([]group.FetchedOffset, error) {
 	if b.groups == nil {
 		return nil, errNoCoordinator
 	}
-	return b.groups.FetchOffsets(groupID, tps)
+	return b.groups.FetchOffsetsAsMember(groupID, member, tps)
 }
 
 // groupByTopic splits offsets into runs of one topic, keeping the order

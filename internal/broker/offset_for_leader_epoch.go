@@ -8,6 +8,13 @@ package broker
 // (KIP-320) or follower uses to detect a diverged log. v2+ checks the
 // client's current leader epoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH).
 // An epoch older than any the log knows gives UNDEFINED (-1, -1).
+//
+// Consumers (replica id -1, v3+) and follower brokers (their replica id)
+// are both answered by the leader only, as in Kafka: a follower's epoch
+// history is what it is checking, so asking another follower is pointless
+// (NOT_LEADER_OR_FOLLOWER). A leader's cache has its current epoch from the
+// moment it took over (partition.applySettings), so the latest epoch is
+// answered with the log end offset even before anything is appended in it.
 
 import (
 	"context"
@@ -15,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -31,23 +39,18 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *server.Request
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
+			var p *partition.Partition
 			t, ok := img.Topic(rt.Topic)
-			p := b.partitions.Get(rt.Topic, rp.Partition)
-			switch {
-			case !ok:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case p == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				if _, exists := img.Partition(t.Name, rp.Partition); exists {
-					sp.ErrorCode = kerr.NotLeaderForPartition.Code
-				}
-			case p.Leader() != b.nodeID:
-				sp.ErrorCode = kerr.NotLeaderForPartition.Code
-			case r.Version >= 2 && rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.LeaderEpoch():
-				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
-			case r.Version >= 2 && rp.CurrentLeaderEpoch > p.LeaderEpoch():
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-			default:
+			err := error(kerr.UnknownTopicOrPartition)
+			if ok {
+				p, err = b.hostedPartition(img, t, rp.Partition, true)
+			}
+			if err == nil && r.Version >= 2 {
+				err = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())
+			}
+			if err != nil {
+				sp.ErrorCode = b.errCode(err)
+			} else {
 				sp.LeaderEpoch, sp.EndOffset = p.Log().EndOffsetForEpoch(rp.LeaderEpoch)
 			}
 			st.Partitions = append(st.Partitions, sp)

@@ -13,6 +13,16 @@ package broker
 // idempotent retry of one of a producer's last five batches is answered
 // with the original offsets and not appended again.
 //
+// acks=1 answers after the local append. acks=-1 (all) first requires the
+// ISR to hold at least min.insync.replicas (NOT_ENOUGH_REPLICAS, nothing
+// written), then waits — parked on the partition, woken by high-watermark
+// changes, Kafka's delayed produce — until the high watermark passes the
+// batch: NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+// min.insync.replicas meanwhile, REQUEST_TIMED_OUT after timeout_ms,
+// NOT_LEADER_OR_FOLLOWER if leadership moved. Only the leader accepts
+// produce; others answer NOT_LEADER_OR_FOLLOWER, from v10 with the current
+// leader and its endpoint (KIP-951) so the client can go there directly.
+//
 // acks=0 sends no response; as in Kafka, an error under acks=0 closes the
 // connection so the client learns something went wrong. acks other than
 // -1, 0 and 1 are INVALID_REQUIRED_ACKS. Internal topics cannot be written
@@ -23,11 +33,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -41,11 +53,15 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	img := b.meta.Image()
 
-	var failed error
-	for _, rt := range req.Topics {
+	// errs[t][p] is the outcome for Topics[t].Partitions[p]; acks=all
+	// partitions that appended wait below before it is final.
+	errs := make([][]error, len(req.Topics))
+	var waits []replicationWait
+	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
-		for _, rp := range rt.Partitions {
+		errs[ti] = make([]error, len(rt.Partitions))
+		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset = -1
@@ -56,19 +72,56 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 				err = fmt.Errorf("%w: produce v%d carries v0/v1 message sets, which are not supported; use produce v3 or newer (Kafka 0.11+ clients)",
 					kerr.UnsupportedVersion, r.Version)
 			} else {
-				err = b.producePartition(img, req, rt.Topic, &rp, &sp)
-			}
-			if err != nil {
-				failed = err
-				sp.ErrorCode = b.errCode(err)
-				var ke *kerr.Error
-				if !errors.As(err, &ke) || err.Error() != ke.Error() {
-					sp.ErrorMessage = errMessage(err)
+				var p *partition.Partition
+				var required int64
+				p, required, err = b.producePartition(img, req, rt.Topic, &rp, &sp)
+				if err == nil && req.Acks == -1 {
+					waits = append(waits, replicationWait{p: p, required: required, topic: ti, partition: pi})
 				}
 			}
+			errs[ti][pi] = err
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	if len(waits) > 0 {
+		// One deadline for the whole request, as Kafka's delayed produce;
+		// waiting partition by partition costs no more than the slowest.
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+		for _, w := range waits {
+			errs[w.topic][w.partition] = w.p.AwaitReplication(wctx, w.required)
+		}
+		cancel()
+	}
+
+	var failed error
+	var leaders map[int32]bool // leaders hinted at (KIP-951)
+	for ti := range resp.Topics {
+		for pi := range resp.Topics[ti].Partitions {
+			err := errs[ti][pi]
+			if err == nil {
+				continue
+			}
+			sp := &resp.Topics[ti].Partitions[pi]
+			failed = err
+			sp.ErrorCode = b.errCode(err)
+			var ke *kerr.Error
+			if !errors.As(err, &ke) || err.Error() != ke.Error() {
+				sp.ErrorMessage = errMessage(err)
+			}
+			if r.Version >= 10 && (sp.ErrorCode == kerr.NotLeaderForPartition.Code || sp.ErrorCode == kerr.FencedLeaderEpoch.Code) {
+				if id, epoch, ok := currentLeader(img, resp.Topics[ti].Topic, sp.Partition); ok {
+					sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = id, epoch
+					if leaders == nil {
+						leaders = make(map[int32]bool)
+					}
+					leaders[id] = true
+				}
+			}
+		}
+	}
+	for _, ep := range leaderEndpoints(img, leaders, listenerOf(r)) {
+		resp.Brokers = append(resp.Brokers, kmsg.ProduceResponseBroker{NodeID: ep.NodeID, Host: ep.Host, Port: ep.Port, Rack: ep.Rack})
 	}
 	if req.Acks == 0 {
 		if failed != nil {
@@ -79,37 +132,94 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	return resp, nil
 }
 
+// replicationWait is an acks=all append waiting for the high watermark.
+type replicationWait struct {
+	p                *partition.Partition
+	required         int64 // the batch's last offset + 1
+	topic, partition int   // indexes into the request and response
+}
+
+// producePartition appends one partition's batch. It returns the partition
+// and the offset the high watermark must reach for the batch to be
+// committed.
 func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest, topic string,
-	rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) error {
+	rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) (*partition.Partition, int64, error) {
 	switch {
 	case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
-		return kerr.InvalidRequiredAcks
+		return nil, 0, kerr.InvalidRequiredAcks
 	case req.TransactionID != nil:
-		return fmt.Errorf("%w: transactions are not supported yet", kerr.TransactionalIDNotFound)
+		return nil, 0, fmt.Errorf("%w: transactions are not supported yet", kerr.TransactionalIDNotFound)
 	}
 	t, ok := img.Topic(topic)
 	if !ok {
-		return kerr.UnknownTopicOrPartition
+		return nil, 0, kerr.UnknownTopicOrPartition
 	}
 	if t.IsInternal {
-		return fmt.Errorf("%w: cannot append to internal topic %s", kerr.InvalidTopicException, topic)
+		return nil, 0, fmt.Errorf("%w: cannot append to internal topic %s", kerr.InvalidTopicException, topic)
 	}
-	p := b.partitions.Get(topic, rp.Partition)
-	if p == nil {
-		if _, exists := img.Partition(t.Name, rp.Partition); exists {
-			return kerr.NotLeaderForPartition
-		}
-		return kerr.UnknownTopicOrPartition
-	}
-	if p.Leader() != b.nodeID {
-		return kerr.NotLeaderForPartition
+	p, err := b.hostedPartition(img, t, rp.Partition, true)
+	if err != nil {
+		return nil, 0, err
 	}
 	info, err := p.Append(rp.Records, req.Acks, req.Version)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	sp.BaseOffset = info.BaseOffset
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
-	return nil
+	return p, info.LastOffset + 1, nil
+}
+
+// currentLeader is a partition's leader and leader epoch from the image,
+// for KIP-951 hints; ok is false when it has no leader.
+func currentLeader(img *metadata.Image, topic string, index int32) (id, epoch int32, ok bool) {
+	pi, exists := img.Partition(topic, index)
+	if !exists || pi.Leader < 0 {
+		return -1, -1, false
+	}
+	return pi.Leader, pi.LeaderEpoch, true
+}
+
+// listenerOf is the listener a request arrived on; leader hints name the
+// endpoint of the same listener, as Kafka does.
+func listenerOf(r *server.Request) string {
+	if r.Conn != nil {
+		return r.Conn.Listener
+	}
+	return ""
+}
+
+// hintEndpoint is one broker endpoint sent with KIP-951 leader hints.
+type hintEndpoint struct {
+	NodeID int32
+	Host   string
+	Port   int32
+	Rack   *string
+}
+
+// leaderEndpoints returns, sorted by id, the endpoint on listener of each
+// broker in ids that the image knows (the first endpoint if the broker has
+// none by that name).
+func leaderEndpoints(img *metadata.Image, ids map[int32]bool, listener string) []hintEndpoint {
+	var out []hintEndpoint
+	for _, br := range img.Brokers() {
+		if !ids[br.ID] || len(br.Endpoints) == 0 {
+			continue
+		}
+		ep := br.Endpoints[0]
+		for _, e := range br.Endpoints {
+			if e.Name == listener {
+				ep = e
+				break
+			}
+		}
+		h := hintEndpoint{NodeID: br.ID, Host: ep.Host, Port: ep.Port}
+		if br.Rack != "" {
+			rack := br.Rack
+			h.Rack = &rack
+		}
+		out = append(out, h)
+	}
+	return out
 }

@@ -49,6 +49,7 @@ func Commands() []*cobra.Command {
 		newGroupsCommand(),
 		newConfigsCommand(),
 		newClusterCommand(),
+		newPartitionsCommand(),
 		newPerfCommand(),
 	}
 	for _, c := range cmds {

@@ -292,6 +292,9 @@ type clusterDescription struct {
 	ClusterID  string         `json:"cluster_id"`
 	Controller int32          `json:"controller"`
 	Brokers    []brokerDetail `json:"brokers"`
+	// Quorum is the metadata quorum (DescribeQuorum), when the cluster
+	// answers it.
+	Quorum *quorumDescription `json:"quorum,omitempty"`
 }
 
 type brokerDetail struct {
@@ -334,6 +337,9 @@ func newClusterCommand() *cobra.Command {
 				}
 				d.Brokers = append(d.Brokers, bd)
 			}
+			if d.Quorum, err = describeQuorum(cmd.Context(), cl); err != nil {
+				return err
+			}
 			if e.json {
 				return writeJSON(e.stdout, d)
 			}
@@ -342,7 +348,10 @@ func newClusterCommand() *cobra.Command {
 			for _, b := range d.Brokers {
 				t.row(b.ID, b.Host, b.Port, b.Rack)
 			}
-			return t.flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
+			return printQuorum(e.stdout, d.Quorum)
 		},
 	})
 	return cmd

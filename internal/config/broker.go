@@ -89,6 +89,7 @@ type Broker struct {
 	ReplicaFetchWaitMaxMs                     int32
 	ReplicaFetchMinBytes                      int32
 	ReplicaFetchBackoffMs                     int32
+	ReplicaSocketTimeoutMs                    int32
 	ReplicaHighWatermarkCheckpointIntervalMs  int64
 	NumReplicaFetchers                        int32
 	FetchMaxBytes                             int32
@@ -118,6 +119,7 @@ type Broker struct {
 	GroupConsumerSessionTimeoutMs   int32
 	GroupConsumerHeartbeatMs        int32
 	GroupConsumerMaxSize            int32
+	GroupConsumerAssignors          []string
 	OffsetMetadataMaxBytes          int32
 	OffsetsRetentionMinutes         int32
 	OffsetsRetentionCheckIntervalMs int64
@@ -298,6 +300,7 @@ func (b *Broker) fill() error {
 	b.ReplicaFetchWaitMaxMs = i32("replica.fetch.wait.max.ms")
 	b.ReplicaFetchMinBytes = i32("replica.fetch.min.bytes")
 	b.ReplicaFetchBackoffMs = i32("replica.fetch.backoff.ms")
+	b.ReplicaSocketTimeoutMs = i32("replica.socket.timeout.ms")
 	b.ReplicaHighWatermarkCheckpointIntervalMs = i64("replica.high.watermark.checkpoint.interval.ms")
 	b.NumReplicaFetchers = i32("num.replica.fetchers")
 	b.FetchMaxBytes = i32("fetch.max.bytes")
@@ -326,6 +329,7 @@ func (b *Broker) fill() error {
 	b.GroupConsumerSessionTimeoutMs = i32("group.consumer.session.timeout.ms")
 	b.GroupConsumerHeartbeatMs = i32("group.consumer.heartbeat.interval.ms")
 	b.GroupConsumerMaxSize = i32("group.consumer.max.size")
+	b.GroupConsumerAssignors = list("group.consumer.assignors")
 	b.OffsetMetadataMaxBytes = i32("offset.metadata.max.bytes")
 	b.OffsetsRetentionMinutes = i32("offsets.retention.minutes")
 	b.OffsetsRetentionCheckIntervalMs = i64("offsets.retention.check.interval.ms")

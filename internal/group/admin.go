@@ -43,6 +43,13 @@ func (c *Coordinator) DescribeGroup(groupID string) (GroupDescription, error) {
 		return d, err
 	}
 	defer g.mu.Unlock()
+	if g.mu.consumer != nil {
+		// Kafka 4 describes only classic groups here ("not a
+		// classic group" is GROUP_ID_NOT_FOUND from v6, KIP-1043;
+		// Dead with no members before); ConsumerGroupDescribe
+		// describes consumer groups.
+		return d, nil
+	}
 	d.State = g.mu.state.String()
 	d.ProtocolType = g.mu.protocolType
 	stable := g.mu.state == StateStable
@@ -66,7 +73,7 @@ type GroupListing struct {
 	GroupID      string
 	ProtocolType string
 	State        string
-	// Type is the group type (KIP-848): always "classic" here.
+	// Type is the group type (KIP-848): "classic" or "consumer".
 	Type string
 }
 
@@ -90,6 +97,9 @@ func (c *Coordinator) ListGroups(states, types []string) ([]GroupListing, error)
 	for _, g := range c.groupsSnapshot() {
 		g.mu.Lock()
 		l := GroupListing{GroupID: g.id, ProtocolType: g.mu.protocolType, State: g.mu.state.String(), Type: "classic"}
+		if cg := g.mu.consumer; cg != nil {
+			l.State, l.Type = cg.stateName(), "consumer"
+		}
 		dead := g.mu.state == StateDead
 		g.mu.Unlock()
 		if !dead && match(states, l.State) && match(types, l.Type) {
@@ -122,7 +132,7 @@ func (c *Coordinator) DeleteGroup(groupID string) error {
 	for tp := range g.mu.offsets {
 		recs = append(recs, kv{key: offsetCommitKey(g.id, tp)})
 	}
-	recs = append(recs, kv{key: groupMetadataKey(g.id)})
+	recs = append(recs, g.deletionRecordsLocked()...)
 	if err := c.appendRecords(g.partition, recs); err != nil {
 		return err
 	}
@@ -130,4 +140,13 @@ func (c *Coordinator) DeleteGroup(groupID string) error {
 	c.removeGroupLocked(g)
 	g.shutdownLocked(kerr.GroupIDNotFound)
 	return nil
+}
+
+// deletionRecordsLocked are the tombstones that delete the group's own
+// records (not its offsets).
+func (g *Group) deletionRecordsLocked() []kv {
+	if g.mu.consumer != nil {
+		return consumerGroupTombstones(g.id)
+	}
+	return []kv{{key: groupMetadataKey(g.id)}}
 }

@@ -37,6 +37,17 @@ type Config struct {
 	// LoadBufferSize is offsets.load.buffer.size: bytes read per step when
 	// loading a partition.
 	LoadBufferSize int
+	// ConsumerSessionTimeout is group.consumer.session.timeout.ms, the
+	// session of consumer-protocol (KIP-848) members.
+	ConsumerSessionTimeout time.Duration
+	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms.
+	ConsumerHeartbeatInterval time.Duration
+	// ConsumerMaxSize is group.consumer.max.size.
+	ConsumerMaxSize int
+	// ConsumerAssignors is group.consumer.assignors: the server-side
+	// assignors consumer groups may use, the first being the default.
+	// Empty means Kafka's default, uniform then range.
+	ConsumerAssignors []string
 }
 
 // ConfigFromBroker derives the coordinator's Config from the broker's.
@@ -52,6 +63,11 @@ func ConfigFromBroker(b *config.Broker) Config {
 		OffsetsRetention:       time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
 		RetentionCheckInterval: time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
 		LoadBufferSize:         int(b.OffsetsLoadBufferSize),
+
+		ConsumerSessionTimeout:    time.Duration(b.GroupConsumerSessionTimeoutMs) * time.Millisecond,
+		ConsumerHeartbeatInterval: time.Duration(b.GroupConsumerHeartbeatMs) * time.Millisecond,
+		ConsumerMaxSize:           int(b.GroupConsumerMaxSize),
+		ConsumerAssignors:         b.GroupConsumerAssignors,
 	}
 }
 
@@ -88,6 +104,10 @@ type Coordinator struct {
 		shards map[int32]*shard
 		// groups are the groups of loaded shards, by id.
 		groups map[string]*Group
+		// topics are the cluster's topics by name, from the last
+		// metadata image; consumer groups resolve subscriptions
+		// against them. The map is replaced whole, never modified.
+		topics map[string]topicMeta
 		closed bool
 	}
 	closing   chan struct{}
@@ -126,6 +146,7 @@ func NewCoordinator(o Options) *Coordinator {
 	if c.cfg.LoadBufferSize <= 0 {
 		c.cfg.LoadBufferSize = 5 << 20
 	}
+	c.cfg.setConsumerDefaults()
 	c.mu.partitionCount = c.cfg.NumPartitions
 	c.mu.shards = make(map[int32]*shard)
 	c.mu.groups = make(map[string]*Group)
@@ -171,6 +192,7 @@ func (c *Coordinator) PartitionFor(groupID string) int32 {
 // whose leader is this broker in img: newly led ones are loaded, ones led
 // no more are unloaded. It is idempotent.
 func (c *Coordinator) ApplyImage(img *metadata.Image) {
+	c.setTopics(topicsOfImage(img))
 	t, ok := img.Topic(metadata.ConsumerOffsetsTopic)
 	if !ok {
 		c.Reconcile(nil, 0)
@@ -293,8 +315,11 @@ func (c *Coordinator) replay(p int32) ([]*Group, error) {
 	}
 	offsets := map[string]map[TopicPartition]CommittedOffset{}
 	metas := map[string]*kmsg.GroupMetadataValue{}
+	consumers := map[string]*consumerLoad{}
 	apply := func(r groupRecord) {
 		switch {
+		case r.consumer != nil:
+			applyConsumerRecord(consumers, r.consumer)
 		case r.isOffset && r.tombstone:
 			delete(offsets[r.group], r.tp)
 		case r.isOffset:
@@ -332,6 +357,23 @@ func (c *Coordinator) replay(p int32) ([]*Group, error) {
 			g.mu.offsets = m
 		}
 		delete(offsets, id)
+		groups = append(groups, g)
+	}
+	for id, cl := range consumers {
+		if !cl.exists {
+			continue
+		}
+		// A group id has either classic or consumer records; if both
+		// survive (a conversion whose tombstone was lost), the
+		// consumer group is the newer.
+		g := c.newGroup(id, p)
+		g.restoreConsumerLocked(cl)
+		if m := offsets[id]; m != nil {
+			g.mu.offsets = m
+		}
+		delete(offsets, id)
+		delete(metas, id)
+		groups = slices.DeleteFunc(groups, func(o *Group) bool { return o.id == id })
 		groups = append(groups, g)
 	}
 	for id, m := range offsets {

@@ -1,5 +1,7 @@
 // Package group is the group coordinator for Kafka's classic group protocol
-// (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and for committed offsets
+// (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the KIP-848 consumer group
+// protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe; see
+// consumer_group.go) and for committed offsets
 // (OffsetCommit, OffsetFetch, OffsetDelete), with the admin views
 // (DescribeGroups, ListGroups, DeleteGroups).
 //

@@ -124,6 +124,11 @@ type Group struct {
 		// initial delay while members keep arriving.
 		delayRemaining time.Duration
 		newMemberAdded bool
+
+		// consumer is set when the group uses the KIP-848 consumer
+		// protocol (consumer_group.go); the classic fields above
+		// then hold no members.
+		consumer *consumerGroup
 	}
 }
 
@@ -180,6 +185,9 @@ func (g *Group) restoreLocked(v *kmsg.GroupMetadataValue) {
 // afterLoadLocked starts the sessions of a loaded group's members: a
 // member that does not heartbeat to its new coordinator in time leaves.
 func (g *Group) afterLoadLocked() {
+	if g.mu.consumer != nil {
+		g.afterConsumerLoadLocked()
+	}
 	for _, m := range g.mu.members {
 		g.scheduleSessionLocked(m)
 	}
@@ -192,6 +200,11 @@ func (g *Group) shutdownLocked(err error) {
 	g.stopPhaseLocked()
 	for _, t := range g.mu.pending {
 		t.Stop()
+	}
+	if g.mu.consumer != nil {
+		for _, m := range g.mu.consumer.members {
+			stopMemberTimers(m)
+		}
 	}
 	for _, m := range g.mu.members {
 		if m.session != nil {
@@ -413,6 +426,18 @@ func (g *Group) selectProtocolLocked() string {
 // not a consumer group or a member's metadata does not parse (then the
 // group counts as subscribed to everything, as Kafka does).
 func (g *Group) subscribedTopicsLocked() (map[string]bool, bool) {
+	if cg := g.mu.consumer; cg != nil {
+		topics := map[string]bool{}
+		for name := range cg.subscription(g.c.topicsSnapshot(), nil, "") {
+			topics[name] = true
+		}
+		for _, m := range cg.members {
+			for _, t := range m.topics {
+				topics[t] = true
+			}
+		}
+		return topics, true
+	}
 	if g.mu.protocolType != "consumer" || g.mu.protocolName == "" {
 		return nil, false
 	}

@@ -124,6 +124,9 @@ func commitAppendError(err error) error {
 
 // validateCommitLocked is Kafka's ClassicGroup.validateOffsetCommit.
 func (g *Group) validateCommitLocked(req CommitRequest) error {
+	if g.mu.consumer != nil {
+		return g.validateConsumerCommitLocked(req)
+	}
 	if req.Generation < 0 && g.mu.state == StateEmpty {
 		return nil // a standalone commit
 	}
@@ -162,6 +165,15 @@ type FetchedOffset struct {
 // FetchOffsets returns the group's committed offsets for the given
 // partitions, or all of them when partitions is nil.
 func (c *Coordinator) FetchOffsets(groupID string, partitions []TopicPartition) ([]FetchedOffset, error) {
+	return c.FetchOffsetsAsMember(groupID, nil, partitions)
+}
+
+// FetchOffsetsAsMember is FetchOffsets for OffsetFetch v9+, which names the
+// fetching member of a consumer-protocol group (KIP-848): a member that is
+// not in the group is UNKNOWN_MEMBER_ID, one with another epoch
+// STALE_MEMBER_EPOCH. A nil member (or member epoch -1 with no member id)
+// is not checked, nor is any member of a classic group.
+func (c *Coordinator) FetchOffsetsAsMember(groupID string, member *FetchingMember, partitions []TopicPartition) ([]FetchedOffset, error) {
 	if err := c.CheckOwner(groupID); err != nil {
 		return nil, err
 	}
@@ -177,6 +189,9 @@ func (c *Coordinator) FetchOffsets(groupID string, partitions []TopicPartition) 
 		return out, nil
 	}
 	defer g.mu.Unlock()
+	if err := g.validateConsumerFetchLocked(member); err != nil {
+		return nil, err
+	}
 	if partitions == nil {
 		for tp := range g.mu.offsets {
 			partitions = append(partitions, tp)
@@ -307,7 +322,7 @@ func (g *Group) expireOffsetsLocked(now, retention int64) int {
 	}
 	deleteGroup := g.mu.state == StateEmpty && len(expired) == len(g.mu.offsets) && len(g.mu.members) == 0 && len(g.mu.pending) == 0
 	if deleteGroup {
-		recs = append(recs, kv{key: groupMetadataKey(g.id)})
+		recs = append(recs, g.deletionRecordsLocked()...)
 	}
 	if len(recs) == 0 {
 		return 0

@@ -130,6 +130,15 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) JoinResult
 // removeIfUnusedLocked drops a group that a failed first join created and
 // that holds nothing.
 func (g *Group) removeIfUnusedLocked() {
+	if cg := g.mu.consumer; cg != nil {
+		// A consumer group exists from its first successful join
+		// (epoch 1) on.
+		if cg.epoch == 0 && len(cg.members) == 0 && len(g.mu.offsets) == 0 {
+			g.mu.state = StateDead
+			g.c.removeGroupLocked(g)
+		}
+		return
+	}
 	if g.mu.state == StateEmpty && g.mu.generation == 0 && len(g.mu.members) == 0 &&
 		len(g.mu.pending) == 0 && len(g.mu.offsets) == 0 {
 		g.mu.state = StateDead
@@ -168,6 +177,21 @@ func (g *Group) numAwaitingJoinLocked() int {
 func (g *Group) joinLocked(req JoinRequest) (chan JoinResult, JoinResult) {
 	fail := func(err error) (chan JoinResult, JoinResult) {
 		return nil, JoinResult{Err: err, MemberID: req.MemberID, Generation: -1}
+	}
+	if cg := g.mu.consumer; cg != nil {
+		// A classic member may take over an empty consumer group,
+		// which Kafka converts; a consumer group in use is not a
+		// classic group.
+		if len(cg.members) > 0 {
+			return fail(fmt.Errorf("%w: group %s uses the consumer protocol", kerr.InconsistentGroupProtocol, g.id))
+		}
+		if cg.epoch > 0 {
+			if err := g.c.appendRecords(g.partition, consumerGroupTombstones(g.id)); err != nil {
+				return fail(err)
+			}
+		}
+		g.mu.consumer = nil
+		g.mu.protocolType = ""
 	}
 	if !g.acceptJoiningMemberLocked(req.MemberID) {
 		if m, ok := g.mu.members[req.MemberID]; ok {

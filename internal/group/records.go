@@ -15,7 +15,8 @@ package group
 //	                                              timestamp, members}
 //
 // A null value is a tombstone: the offset or the group is gone. The key's
-// leading int16 tells the two apart (0 and 1: offset commit, 2: group).
+// leading int16 tells the records apart (0 and 1: offset commit, 2: classic
+// group, 3 and 5-8: KIP-848 consumer group records, see consumer_records.go).
 // Records are written uncompressed (offsets.topic.compression.codec's
 // default) in batches with no producer id, as Kafka's coordinator writes them.
 
@@ -84,6 +85,9 @@ type groupRecord struct {
 	offset    CommittedOffset
 	meta      *kmsg.GroupMetadataValue
 	tombstone bool
+	// consumer is set for a KIP-848 consumer group record (see
+	// consumer_records.go); the fields above are then unused.
+	consumer *consumerRecord
 }
 
 // decodeGroupRecord parses one record's key and value. Keys of unknown
@@ -128,6 +132,13 @@ func decodeGroupRecord(key, value []byte) (groupRecord, bool, error) {
 			r.meta = &v
 		}
 		return r, true, nil
+	case recConsumerGroupMetadata, recConsumerMemberMetadata, recTargetAssignmentMetadata,
+		recTargetAssignmentMember, recCurrentMemberAssignment:
+		cr, err := decodeConsumerRecord(int16(binary.BigEndian.Uint16(key)), key, value)
+		if err != nil {
+			return groupRecord{}, false, err
+		}
+		return groupRecord{group: cr.group, tombstone: cr.tombstone, consumer: &cr}, true, nil
 	default:
 		// Share-group and other newer record types: not ours.
 		return groupRecord{}, false, nil

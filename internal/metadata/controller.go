@@ -35,6 +35,9 @@ type ControllerConfig struct {
 	// ValidateBrokerConfigs does the same for a broker or the cluster
 	// default (resource "").
 	ValidateBrokerConfigs func(resourceName string, configs map[string]string) error
+	// UncleanLeaderElection is unclean.leader.election.enable: elect an
+	// out-of-sync replica when no ISR member can lead.
+	UncleanLeaderElection bool
 	// DeleteTopicDisabled is delete.topic.enable=false: DeleteTopics fails
 	// with TOPIC_DELETION_DISABLED.
 	DeleteTopicDisabled bool
@@ -95,7 +98,7 @@ func (c *Controller) liveBrokersLocked(img *Image) []int32 {
 		slices.Sort(ids)
 		return slices.Compact(ids)
 	}
-	return img.UnfencedBrokerIDs()
+	return img.ActiveBrokerIDs()
 }
 
 // RegisterBroker records a broker registration. The controller assigns the

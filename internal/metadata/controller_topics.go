@@ -133,7 +133,7 @@ func (c *Controller) planTopicLocked(img *Image, live []int32, created map[strin
 			return nil, res, fmt.Errorf("%w: Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
 				kerr.InvalidReplicationFactor, rf, rf, len(live))
 		}
-		assignment = placeReplicas(live, 0, n, int(rf), c.mu.rng)
+		assignment = placeReplicas(live, rackLookup(img), 0, n, int(rf), c.mu.rng)
 	}
 	configs, err := c.topicConfigs(t.Configs)
 	if err != nil {
@@ -402,7 +402,7 @@ func (c *Controller) planPartitionsLocked(img *Image, live []int32, r CreatePart
 			return nil, fmt.Errorf("%w: Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
 				kerr.InvalidReplicationFactor, rf, rf, len(live))
 		}
-		assignment = placeReplicas(live, current, add, rf, c.mu.rng)
+		assignment = placeReplicas(live, rackLookup(img), current, add, rf, c.mu.rng)
 	}
 	recs := make([]Record, 0, len(assignment))
 	for i, replicas := range assignment {

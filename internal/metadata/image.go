@@ -58,6 +58,16 @@ type PartitionImage struct {
 	Leader         int32
 	LeaderEpoch    int32
 	PartitionEpoch int32
+	// AddingReplicas and RemovingReplicas are non-empty while a
+	// reassignment is in progress (KIP-455).
+	AddingReplicas   []int32
+	RemovingReplicas []int32
+}
+
+// Reassigning reports whether a reassignment of the partition is in
+// progress.
+func (p *PartitionImage) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
 }
 
 // BrokerImage is the latest registration of a broker.
@@ -68,7 +78,14 @@ type BrokerImage struct {
 	Endpoints     []Endpoint
 	Rack          string
 	Fenced        bool
+	// InControlledShutdown is set while the broker moves its leaderships
+	// away before a clean stop.
+	InControlledShutdown bool
 }
+
+// Active reports whether the broker may lead partitions and receive new
+// replicas: registered, unfenced and not shutting down.
+func (b BrokerImage) Active() bool { return !b.Fenced && !b.InControlledShutdown }
 
 // EmptyImage returns the image of an empty metadata log (Offset -1).
 func EmptyImage() *Image { return &Image{offset: -1} }
@@ -162,6 +179,25 @@ func (img *Image) UnfencedBrokerIDs() []int32 {
 	return out
 }
 
+// ActiveBrokerIDs returns the ids of brokers that may lead and receive new
+// replicas (unfenced, not in controlled shutdown), sorted.
+func (img *Image) ActiveBrokerIDs() []int32 {
+	var out []int32
+	for id, b := range img.brokers {
+		if b.Active() {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// BrokerActive reports whether broker id is registered and active.
+func (img *Image) BrokerActive(id int32) bool {
+	b, ok := img.brokers[id]
+	return ok && b.Active()
+}
+
 // Features returns a copy of the finalized feature levels.
 func (img *Image) Features() map[string]int16 { return maps.Clone(img.features) }
 
@@ -182,6 +218,9 @@ func (img *Image) Records() []Record {
 			BrokerID: b.ID, IncarnationID: b.IncarnationID, BrokerEpoch: b.Epoch,
 			Endpoints: slices.Clone(b.Endpoints), Rack: b.Rack, Fenced: b.Fenced,
 		})
+		if b.InControlledShutdown {
+			recs = append(recs, &BrokerRegistrationChangeRecord{BrokerID: b.ID, BrokerEpoch: b.Epoch, InControlledShutdown: BoolPtr(true)})
+		}
 	}
 	for _, t := range img.Topics() {
 		recs = append(recs, &TopicRecord{Name: t.Name, TopicID: t.ID})
@@ -191,6 +230,7 @@ func (img *Image) Records() []Record {
 				TopicID: t.ID, Partition: p.Partition,
 				Replicas: cloneInt32s(p.Replicas), ISR: cloneInt32s(p.ISR),
 				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+				AddingReplicas: cloneInt32s(p.AddingReplicas), RemovingReplicas: cloneInt32s(p.RemovingReplicas),
 			})
 		}
 	}

@@ -104,6 +104,8 @@ func (b *imageBuilder) apply(r Record) error {
 		return b.applyRegisterBroker(r)
 	case *FeatureLevelRecord:
 		return b.applyFeatureLevel(r)
+	case *BrokerRegistrationChangeRecord:
+		return b.applyBrokerRegistrationChange(r)
 	case nil:
 		return fmt.Errorf("nil record")
 	}
@@ -156,6 +158,7 @@ func (b *imageBuilder) applyPartition(r *PartitionRecord) error {
 	p := &PartitionImage{
 		Partition: r.Partition, Replicas: cloneInt32s(r.Replicas), ISR: cloneInt32s(r.ISR),
 		Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
+		AddingReplicas: cloneInt32s(r.AddingReplicas), RemovingReplicas: cloneInt32s(r.RemovingReplicas),
 	}
 	if err := checkPartition(p); err != nil {
 		return fmt.Errorf("partition %d of %q: %v", r.Partition, t.Name, err)
@@ -175,6 +178,8 @@ func (b *imageBuilder) applyPartitionChange(r *PartitionChangeRecord) error {
 	p := *t.Partitions[r.Partition]
 	if r.Replicas != nil {
 		p.Replicas = cloneInt32s(r.Replicas)
+		p.AddingReplicas = cloneInt32s(r.AddingReplicas)
+		p.RemovingReplicas = cloneInt32s(r.RemovingReplicas)
 	}
 	if r.ISR != nil {
 		p.ISR = cloneInt32s(r.ISR)
@@ -210,6 +215,11 @@ func checkPartition(p *PartitionImage) error {
 	}
 	if p.Leader != NoLeader && !seen[p.Leader] {
 		return fmt.Errorf("leader %d is not a replica", p.Leader)
+	}
+	for _, r := range slices.Concat(p.AddingReplicas, p.RemovingReplicas) {
+		if !seen[r] {
+			return fmt.Errorf("reassigning replica %d is not a replica", r)
+		}
 	}
 	return nil
 }
@@ -299,6 +309,29 @@ func (b *imageBuilder) applyRegisterBroker(r *RegisterBrokerRecord) error {
 		ID: r.BrokerID, IncarnationID: r.IncarnationID, Epoch: r.BrokerEpoch,
 		Endpoints: slices.Clone(r.Endpoints), Rack: r.Rack, Fenced: r.Fenced,
 	}
+	return nil
+}
+
+func (b *imageBuilder) applyBrokerRegistrationChange(r *BrokerRegistrationChangeRecord) error {
+	old, ok := b.brokers[r.BrokerID]
+	if !ok {
+		return fmt.Errorf("unknown broker %d", r.BrokerID)
+	}
+	if old.Epoch != r.BrokerEpoch {
+		return fmt.Errorf("broker %d epoch %d is not the registered epoch %d", r.BrokerID, r.BrokerEpoch, old.Epoch)
+	}
+	if !b.brokersCopied {
+		b.brokers = maps.Clone(b.brokers)
+		b.brokersCopied = true
+	}
+	nb := *old
+	if r.Fenced != nil {
+		nb.Fenced = *r.Fenced
+	}
+	if r.InControlledShutdown != nil {
+		nb.InControlledShutdown = *r.InControlledShutdown
+	}
+	b.brokers[r.BrokerID] = &nb
 	return nil
 }
 

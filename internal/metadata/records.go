@@ -20,6 +20,9 @@ const (
 	RemoveTopicRecordType     RecordType = 9
 	FeatureLevelRecordType    RecordType = 12
 	ProducerIDsRecordType     RecordType = 15
+	// BrokerRegistrationChangeRecordType is Kafka's apiKey 17: fencing,
+	// unfencing and controlled shutdown of a registered broker.
+	BrokerRegistrationChangeRecordType RecordType = 17
 )
 
 func (t RecordType) String() string {
@@ -40,6 +43,8 @@ func (t RecordType) String() string {
 		return "FeatureLevelRecord"
 	case ProducerIDsRecordType:
 		return "ProducerIdsRecord"
+	case BrokerRegistrationChangeRecordType:
+		return "BrokerRegistrationChangeRecord"
 	}
 	return fmt.Sprintf("RecordType(%d)", int8(t))
 }
@@ -78,18 +83,28 @@ type PartitionRecord struct {
 	Leader         int32   `json:"leader"`
 	LeaderEpoch    int32   `json:"leader_epoch"`
 	PartitionEpoch int32   `json:"partition_epoch"`
+	// AddingReplicas and RemovingReplicas describe a reassignment in
+	// progress (KIP-455): Replicas is then the union of the target and the
+	// original replicas.
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
 }
 
 // PartitionChangeRecord changes the leader, ISR or replicas of an existing
 // partition. A nil field means "unchanged" (Kafka uses sentinel values; a
 // pointer cannot be confused with broker 0). As in Kafka, changing the leader
-// bumps the leader epoch, and any change bumps the partition epoch.
+// bumps the leader epoch, and any change bumps the partition epoch. When
+// Replicas is set, AddingReplicas and RemovingReplicas replace the
+// partition's (nil meaning none): a replica change always states the whole
+// reassignment state.
 type PartitionChangeRecord struct {
-	TopicID   Uuid    `json:"topic_id"`
-	Partition int32   `json:"partition"`
-	Leader    *int32  `json:"leader,omitempty"`
-	ISR       []int32 `json:"isr,omitempty"`
-	Replicas  []int32 `json:"replicas,omitempty"`
+	TopicID          Uuid    `json:"topic_id"`
+	Partition        int32   `json:"partition"`
+	Leader           *int32  `json:"leader,omitempty"`
+	ISR              []int32 `json:"isr,omitempty"`
+	Replicas         []int32 `json:"replicas,omitempty"`
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
 }
 
 // RemoveTopicRecord deletes a topic, its partitions and its config overrides.
@@ -136,6 +151,18 @@ type RegisterBrokerRecord struct {
 	Fenced        bool       `json:"fenced"`
 }
 
+// BrokerRegistrationChangeRecord changes the state of the registration with
+// BrokerEpoch (Kafka's record of the same name): a nil field is unchanged.
+// A fenced broker may hold no leadership and is not a placement target; a
+// broker in controlled shutdown is moving its leaderships away before it
+// stops (KIP-631).
+type BrokerRegistrationChangeRecord struct {
+	BrokerID             int32 `json:"broker_id"`
+	BrokerEpoch          int64 `json:"broker_epoch"`
+	Fenced               *bool `json:"fenced,omitempty"`
+	InControlledShutdown *bool `json:"in_controlled_shutdown,omitempty"`
+}
+
 // FeatureLevelRecord sets a finalized feature level (e.g. metadata.version);
 // level 0 removes the feature, as in Kafka.
 type FeatureLevelRecord struct {
@@ -151,6 +178,9 @@ func (*ConfigRecord) Type() RecordType          { return ConfigRecordType }
 func (*ProducerIDsRecord) Type() RecordType     { return ProducerIDsRecordType }
 func (*RegisterBrokerRecord) Type() RecordType  { return RegisterBrokerRecordType }
 func (*FeatureLevelRecord) Type() RecordType    { return FeatureLevelRecordType }
+func (*BrokerRegistrationChangeRecord) Type() RecordType {
+	return BrokerRegistrationChangeRecordType
+}
 
 func (*TopicRecord) isRecord()           {}
 func (*PartitionRecord) isRecord()       {}
@@ -160,6 +190,8 @@ func (*ConfigRecord) isRecord()          {}
 func (*ProducerIDsRecord) isRecord()     {}
 func (*RegisterBrokerRecord) isRecord()  {}
 func (*FeatureLevelRecord) isRecord()    {}
+
+func (*BrokerRegistrationChangeRecord) isRecord() {}
 
 // newRecord returns a zero record of type t, for decoding.
 func newRecord(t RecordType) (Record, bool) {
@@ -180,9 +212,17 @@ func newRecord(t RecordType) (Record, bool) {
 		return &RegisterBrokerRecord{}, true
 	case FeatureLevelRecordType:
 		return &FeatureLevelRecord{}, true
+	case BrokerRegistrationChangeRecordType:
+		return &BrokerRegistrationChangeRecord{}, true
 	}
 	return nil, false
 }
+
+// BoolPtr returns a pointer to v, for BrokerRegistrationChangeRecord.
+func BoolPtr(v bool) *bool { return &v }
+
+// Int32Ptr returns a pointer to v, for PartitionChangeRecord.Leader.
+func Int32Ptr(v int32) *int32 { return &v }
 
 // StringPtr returns a pointer to s, for ConfigRecord.Value and config maps.
 func StringPtr(s string) *string { return &s }

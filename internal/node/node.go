@@ -1,6 +1,12 @@
 // Package node assembles a Vltava node from its parts: configuration, the
-// metadata log and controller, the storage manager, the partitions, the
+// metadata quorum and controller, the storage manager, the partitions, the
 // Kafka API handlers and the listeners. It owns start-up and shutdown order.
+//
+// Every node, a single one included, runs the same code: a Raft metadata
+// quorum (one voter of itself when controller.quorum.voters is empty), the
+// controller duties when it leads that quorum, and the broker lifecycle
+// (registration, heartbeats, controlled shutdown) against whichever node is
+// the active controller.
 package node
 
 import (
@@ -10,40 +16,57 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/vltava/vltava/internal/broker"
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/controller"
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/replication"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/storage"
 )
 
-// Node is a running broker.
+// Node is a running broker (and, with process.roles containing controller,
+// a metadata quorum voter).
 type Node struct {
 	cfg        *config.Broker
 	log        *slog.Logger
-	meta       *metadata.LocalLog
+	meta       *metadata.RaftLog
+	controller *metadata.Controller
+	active     *controller.Active // nil on broker-only nodes
+	channel    *controller.Client
+	lifecycle  *controller.Lifecycle
 	store      *storage.Manager
 	partitions *partition.Manager
+	replicas   *replication.Manager
 	groups     *group.Coordinator
 	server     *server.Server
 	clusterID  string
+	ready      chan struct{}
 }
 
-// Start opens the node's state and binds its listeners.
+// singleVoterAddr is the quorum address of a node without
+// controller.quorum.voters: it is its own only voter, nobody dials it, and
+// the address recorded in its raft configuration must not change between
+// runs, so it is a fixed placeholder while raft binds an ephemeral port.
+const singleVoterAddr = "127.0.0.1:0"
+
+// Start opens the node's state, joins (or forms) the metadata quorum, binds
+// its listeners and returns once the controller has unfenced it.
 func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{cfg: cfg, log: log}
+	n := &Node{cfg: cfg, log: log, ready: make(chan struct{})}
 	defer func() {
 		if err != nil {
-			n.closeAll()
+			n.closeAll(false)
 		}
 	}()
 	for _, d := range cfg.LogDirs {
@@ -57,19 +80,34 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 	n.clusterID = mp.ClusterID
 
-	metaDir := cfg.MetadataLogDir
-	if metaDir == "" {
-		metaDir = cfg.LogDirs[0]
+	if n.meta, err = openQuorum(cfg, log.With("component", "metadata")); err != nil {
+		return nil, fmt.Errorf("opening metadata quorum: %w", err)
 	}
-	n.meta, err = metadata.OpenLocalLog(metaDir, log.With("component", "metadata"))
-	if err != nil {
-		return nil, fmt.Errorf("opening metadata log: %w", err)
-	}
-	controller := metadata.NewController(n.meta, metadata.ControllerConfig{
+	n.controller = metadata.NewController(n.meta, metadata.ControllerConfig{
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 		ValidateTopicConfigs:     config.ValidateTopicConfigs,
+		UncleanLeaderElection:    cfg.UncleanLeaderElectionEnable,
+		DeleteTopicDisabled:      !cfg.DeleteTopicEnable,
+		Logger:                   log.With("component", "controller"),
+	})
+	if isController(cfg) {
+		var rebalance time.Duration
+		if cfg.AutoLeaderRebalanceEnable {
+			rebalance = time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second
+		}
+		n.active = controller.NewActive(controller.ActiveOptions{
+			NodeID: cfg.NodeID, Quorum: n.meta, Controller: n.controller,
+			SessionTimeout:    time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
+			RebalanceInterval: rebalance,
+			ImbalancePct:      cfg.LeaderImbalancePerBrokerPercentage,
+			Logger:            log.With("component", "controller"),
+		})
+	}
+	n.channel = controller.NewClient(controller.ClientOptions{
+		NodeID: cfg.NodeID, Quorum: n.meta, Active: n.active, Controller: n.controller,
+		ListenerName: cfg.InterBrokerListenerName, Logger: log.With("component", "controller-channel"),
 	})
 
 	n.store, err = storage.OpenManager(storage.ManagerConfig{
@@ -87,6 +125,13 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 
 	n.partitions = partition.NewManager(cfg.NodeID, cfg, n.store, log.With("component", "partitions"))
+	n.partitions.SetControllerClient(n.channel)
+	// Follower fetchers replicate from the leaders of the partitions this
+	// node follows, in step with the image.
+	n.replicas = replication.NewManager(replication.Options{
+		NodeID: cfg.NodeID, Config: cfg, Partitions: n.partitions,
+		Logger: log.With("component", "replication"),
+	})
 	n.groups = group.NewCoordinator(group.Options{
 		Config: group.ConfigFromBroker(cfg),
 		Log:    group.PartitionLog{NodeID: cfg.NodeID, Partitions: n.partitions},
@@ -99,20 +144,13 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		if err := n.partitions.Apply(img); err != nil {
 			log.Error("applying metadata to partitions", "err", err)
 		}
+		n.replicas.Apply(img)
 		n.groups.ApplyImage(img)
 	})
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.register(ctx, controller); err != nil {
-		return nil, err
-	}
 	if err := n.partitions.Apply(n.meta.Image()); err != nil {
 		return nil, fmt.Errorf("opening partitions: %w", err)
 	}
-	if err := n.partitions.RemoveStray(); err != nil {
-		log.Warn("removing stray logs", "err", err)
-	}
+	n.replicas.Apply(n.meta.Image())
 	n.store.Start()
 	n.groups.ApplyImage(n.meta.Image())
 
@@ -120,13 +158,20 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Config:     cfg,
 		ClusterID:  n.clusterID,
 		Meta:       n.meta,
-		Controller: controller,
+		Controller: n.controller,
 		Partitions: n.partitions,
 		Groups:     n.groups,
+		Channel:    n.channel,
+		Active:     n.active,
+		Quorum:     n.meta,
+		Ready:      n.ready,
 		Logger:     log.With("component", "broker"),
 	})
 	var lcs []server.ListenerConfig
 	for _, l := range cfg.Listeners {
+		if slices.Contains(cfg.ControllerListenerNames, l.Name) {
+			continue // the metadata quorum's (raft) listener
+		}
 		lcs = append(lcs, server.ListenerConfig{
 			Name:             l.Name,
 			SecurityProtocol: l.SecurityProtocol,
@@ -144,44 +189,138 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	for name, addr := range n.server.Addrs() {
 		log.Info("listening", "listener", name, "addr", addr.String())
 	}
+
+	// Register with the active controller and wait to be unfenced before
+	// serving clients (the listeners are bound so the registration can
+	// carry their real ports, and so this node, if it is the controller,
+	// can answer the other brokers).
+	n.lifecycle = controller.StartLifecycle(controller.LifecycleOptions{
+		Registration: metadata.Registration{
+			BrokerID: cfg.NodeID, IncarnationID: metadata.NewUuid(),
+			Endpoints: n.endpoints(), Rack: cfg.BrokerRack,
+		},
+		Client:            n.channel,
+		MetadataOffset:    func() int64 { return n.meta.Image().Offset() },
+		HeartbeatInterval: time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond,
+		Logger:            log.With("component", "broker-lifecycle"),
+	})
+	timeout := time.Duration(cfg.InitialBrokerRegistrationTimeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := n.lifecycle.WaitUnfenced(ctx); err != nil {
+		return nil, fmt.Errorf("broker %d was not registered and unfenced by the controller within initial.broker.registration.timeout.ms (%v): %w", cfg.NodeID, timeout, err)
+	}
+	if err := n.partitions.WaitApplied(ctx, n.meta.Image().Offset()); err != nil {
+		return nil, fmt.Errorf("applying metadata: %w", err)
+	}
+	if err := n.partitions.RemoveStray(); err != nil {
+		log.Warn("removing stray logs", "err", err)
+	}
+	close(n.ready)
 	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.clusterID,
 		"topics", len(n.meta.Image().Topics()), "partitions", len(n.partitions.All()))
 	return n, nil
 }
 
-// register records this broker and its advertised endpoints in the
-// metadata, unless the image already holds the same registration.
-func (n *Node) register(ctx context.Context, c *metadata.Controller) error {
-	advertised := n.cfg.AdvertisedListeners
-	if len(advertised) == 0 {
-		advertised = n.cfg.Listeners
+// isController reports whether process.roles contains controller.
+func isController(cfg *config.Broker) bool { return slices.Contains(cfg.ProcessRoles, "controller") }
+
+// openQuorum opens the metadata log: a raft quorum of controller.quorum.voters
+// (this node votes if it is a controller), or of this node alone when no
+// voters are configured. Raft listens on the controller listener's address
+// (controller.listener.names in listeners), else on the voter address; a
+// broker-only node listens next to its advertised host on an ephemeral port.
+func openQuorum(cfg *config.Broker, log *slog.Logger) (*metadata.RaftLog, error) {
+	rc := metadata.RaftConfig{
+		NodeID: cfg.NodeID,
+		Dir:    filepath.Join(cfg.MetadataLogDir, metadata.MetadataPartitionDir),
+		Voter:  isController(cfg),
+		Voters: map[int32]string{},
+		Logger: log,
 	}
+	for _, v := range cfg.Voters {
+		rc.Voters[v.ID] = net.JoinHostPort(v.Host, strconv.Itoa(v.Port))
+	}
+	var ctrlListener *config.Listener
+	for _, l := range cfg.Listeners {
+		if slices.Contains(cfg.ControllerListenerNames, l.Name) {
+			ctrlListener = &l
+			break
+		}
+	}
+	switch {
+	case len(rc.Voters) == 0:
+		// A single-node cluster: one voter, which elects itself at once.
+		rc.Voter = true
+		rc.Voters[cfg.NodeID] = singleVoterAddr
+		rc.BindAddr = "127.0.0.1:0"
+		if ctrlListener != nil {
+			rc.BindAddr = ctrlListener.Addr()
+		}
+		rc.HeartbeatTimeout, rc.ElectionTimeout = 50*time.Millisecond, 50*time.Millisecond
+		rc.LeaderLeaseTimeout = 50 * time.Millisecond
+	case rc.Voter:
+		rc.BindAddr = rc.Voters[cfg.NodeID]
+		if ctrlListener != nil {
+			rc.BindAddr = ctrlListener.Addr()
+		}
+		rc.AdvertiseAddr = rc.Voters[cfg.NodeID]
+		electionTimeout(cfg, &rc)
+	default:
+		host := "127.0.0.1"
+		if len(cfg.AdvertisedListeners) > 0 && cfg.AdvertisedListeners[0].Host != "" {
+			host = cfg.AdvertisedListeners[0].Host
+		}
+		rc.BindAddr = net.JoinHostPort(host, "0")
+		if ctrlListener != nil {
+			rc.BindAddr = ctrlListener.Addr()
+		}
+		electionTimeout(cfg, &rc)
+	}
+	return metadata.OpenRaftLog(rc)
+}
+
+// electionTimeout applies controller.quorum.election.timeout.ms to raft's
+// heartbeat and election timeouts (raft's own knobs; Kafka's fetch timeout
+// plays the heartbeat timeout's role).
+func electionTimeout(cfg *config.Broker, rc *metadata.RaftConfig) {
+	ms := 1000
+	if v, _, ok := cfg.Value("controller.quorum.election.timeout.ms"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			ms = n
+		}
+	}
+	d := time.Duration(ms) * time.Millisecond
+	rc.HeartbeatTimeout, rc.ElectionTimeout = d, d
+	rc.LeaderLeaseTimeout = d / 2
+}
+
+// endpoints returns this broker's advertised endpoints for its
+// registration: advertised.listeners (else the non-controller listeners),
+// with wildcard hosts replaced by the host name and port 0 by the bound
+// port.
+func (n *Node) endpoints() []metadata.Endpoint {
+	advertised := n.cfg.AdvertisedListeners
+	bound := n.server.Addrs()
 	var eps []metadata.Endpoint
 	for _, l := range advertised {
-		host := l.Host
+		host, port := l.Host, l.Port
 		if host == "" || host == "0.0.0.0" || host == "::" {
 			if h, err := os.Hostname(); err == nil {
 				host = h
 			}
 		}
-		eps = append(eps, metadata.Endpoint{Name: l.Name, Host: host, Port: int32(l.Port), SecurityProtocol: securityProtocolID(l.SecurityProtocol)})
-	}
-	for _, br := range n.meta.Image().Brokers() {
-		if br.ID == n.cfg.NodeID && slices.Equal(br.Endpoints, eps) && br.Rack == n.cfg.BrokerRack && !br.Fenced {
-			return nil
+		if port == 0 {
+			if a, ok := bound[l.Name].(*net.TCPAddr); ok {
+				port = a.Port
+			}
 		}
+		eps = append(eps, metadata.Endpoint{Name: l.Name, Host: host, Port: int32(port), SecurityProtocol: securityProtocolID(l.SecurityProtocol)})
 	}
-	err := c.RegisterBroker(ctx, metadata.RegisterBrokerRecord{
-		BrokerID:      n.cfg.NodeID,
-		IncarnationID: metadata.NewUuid(),
-		BrokerEpoch:   time.Now().UnixMilli(),
-		Endpoints:     eps,
-		Rack:          n.cfg.BrokerRack,
-	})
-	if err != nil {
-		return fmt.Errorf("registering broker %d: %w", n.cfg.NodeID, err)
-	}
-	return nil
+	return eps
 }
 
 // msDuration converts a millisecond setting to a Duration; values too large
@@ -214,14 +353,41 @@ func (n *Node) Addrs() map[string]net.Addr { return n.server.Addrs() }
 // ClusterID is the cluster's id from meta.properties.
 func (n *Node) ClusterID() string { return n.clusterID }
 
-// Close stops the listeners, then closes the logs cleanly (writing their
-// checkpoints and the clean-shutdown marker) and the metadata log.
+// NodeID is node.id.
+func (n *Node) NodeID() int32 { return n.cfg.NodeID }
+
+// Metadata is the node's metadata log (its image and quorum state).
+func (n *Node) Metadata() *metadata.RaftLog { return n.meta }
+
+// IsActiveController reports whether this node currently runs the
+// controller duties.
+func (n *Node) IsActiveController() bool { return n.active != nil && n.active.IsActive() }
+
+// controlledShutdownTimeout bounds how long Close waits for the controller
+// to move this broker's leaderships away.
+const controlledShutdownTimeout = 10 * time.Second
+
+// Close shuts the node down cleanly: a controlled shutdown first (the
+// controller moves this broker's leaderships to other ISR members and
+// fences it; bounded, so a node that cannot reach a controller still
+// stops), then the listeners, the logs (writing their checkpoints and the
+// clean-shutdown marker) and the metadata quorum.
 func (n *Node) Close() error {
-	return n.closeAll()
+	return n.closeAll(true)
 }
 
-func (n *Node) closeAll() error {
+func (n *Node) closeAll(controlled bool) error {
 	var errs []error
+	if n.lifecycle != nil {
+		if controlled {
+			ctx, cancel := context.WithTimeout(context.Background(), controlledShutdownTimeout)
+			if err := n.lifecycle.ControlledShutdown(ctx); err != nil {
+				n.log.Warn("controlled shutdown did not complete; stopping anyway", "err", err)
+			}
+			cancel()
+		}
+		n.lifecycle.Close()
+	}
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
 	}
@@ -229,8 +395,17 @@ func (n *Node) closeAll() error {
 		// After the listeners: no request is left to park on a group.
 		n.groups.Close()
 	}
+	if n.replicas != nil {
+		n.replicas.Close() // before the logs the fetchers append to
+	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
+	}
+	if n.active != nil {
+		n.active.Close()
+	}
+	if n.channel != nil {
+		n.channel.Close()
 	}
 	if n.meta != nil {
 		errs = append(errs, n.meta.Close())

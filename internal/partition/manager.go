@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
@@ -27,6 +28,7 @@ type Manager struct {
 	broker *config.Broker
 	store  *storage.Manager
 	log    *slog.Logger
+	env    *env
 
 	mu struct {
 		sync.RWMutex
@@ -54,6 +56,7 @@ type Manager struct {
 // NewManager returns a Manager over the logs in store.
 func NewManager(nodeID int32, broker *config.Broker, store *storage.Manager, log *slog.Logger) *Manager {
 	m := &Manager{nodeID: nodeID, broker: broker, store: store, log: log}
+	m.env = &env{nodeID: nodeID, now: time.Now, lagMax: time.Duration(broker.ReplicaLagTimeMaxMs) * time.Millisecond, logger: log}
 	m.mu.parts = make(map[storage.TopicPartition]*Partition)
 	m.last.topics = make(map[string]appliedTopic)
 	m.applied.offset = -1
@@ -168,18 +171,19 @@ func (m *Manager) Apply(img *metadata.Image) error {
 			hosted[pi.Partition] = true
 			tp := storage.TopicPartition{Topic: t.Name, Partition: pi.Partition}
 			s := &settings{
-				topic:       topicCfg,
-				validate:    validate,
-				leaderEpoch: pi.LeaderEpoch,
-				leader:      pi.Leader,
-				replicas:    pi.Replicas,
-				isr:         pi.ISR,
+				topic:          topicCfg,
+				validate:       validate,
+				leaderEpoch:    pi.LeaderEpoch,
+				partitionEpoch: pi.PartitionEpoch,
+				leader:         pi.Leader,
+				replicas:       pi.Replicas,
+				isr:            pi.ISR,
 			}
 			if p := m.Get(t.Name, pi.Partition); p != nil {
 				if old := p.settings.Load(); !reflect.DeepEqual(old.topic, topicCfg) {
 					p.log.UpdateConfig(StorageConfig(topicCfg, m.broker))
 				}
-				p.update(s)
+				p.applySettings(s)
 				continue
 			}
 			pending[tp] = s
@@ -212,9 +216,8 @@ func (m *Manager) Apply(img *metadata.Image) error {
 			if l == nil {
 				continue
 			}
-			p := newPartition(req.TP.Topic, req.TP.Partition, req.TopicID, l)
-			p.update(pending[req.TP])
-			p.advanceHighWatermark()
+			p := newPartition(req.TP.Topic, req.TP.Partition, req.TopicID, l, m.env)
+			p.applySettings(pending[req.TP])
 			m.mu.Lock()
 			m.mu.parts[req.TP] = p
 			m.mu.Unlock()
@@ -275,7 +278,8 @@ func (m *Manager) remove(tp storage.TopicPartition) error {
 	if p == nil {
 		return nil
 	}
-	// Parked fetches recheck and find the partition gone.
+	// Parked fetches and produces recheck and find the partition gone.
+	p.removed.Store(true)
 	p.notify()
 	if err := m.store.Delete(tp); err != nil {
 		return fmt.Errorf("deleting log %s-%d: %w", tp.Topic, tp.Partition, err)
@@ -340,5 +344,9 @@ func StorageConfig(t config.Topic, b *config.Broker) storage.Config {
 		Compact:                t.CleanupPolicyCompact,
 		Delete:                 t.CleanupPolicyDelete,
 		ProducerIDExpirationMs: int64(b.ProducerIDExpirationMs),
+		MinCleanableDirtyRatio: t.MinCleanableDirtyRatio,
+		MinCompactionLagMs:     t.MinCompactionLagMs,
+		MaxCompactionLagMs:     t.MaxCompactionLagMs,
+		DeleteRetentionMs:      t.DeleteRetentionMs,
 	}
 }

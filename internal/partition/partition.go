@@ -22,14 +22,20 @@ import (
 // Partition is one replica of a topic partition hosted here.
 //
 // Appends are serialized by the log; validation happens before, outside any
-// lock. The high watermark lives in the log (it is checkpointed with it);
-// with a single replica it follows the log end offset on every append.
+// lock. The high watermark lives in the log (it is checkpointed with it); on
+// the leader it is the smallest log end offset in the ISR (replica.go), on a
+// follower the leader's, capped by its own log end offset.
 type Partition struct {
 	Topic   string
 	Index   int32
 	TopicID [16]byte
 
 	log *storage.Log
+	env *env
+
+	// removed is set when the Manager drops the partition, so parked
+	// produces stop waiting for it.
+	removed atomic.Bool
 
 	// settings is the partition's current view of its config and role,
 	// replaced whole on change so the produce path reads it without a lock.
@@ -37,30 +43,29 @@ type Partition struct {
 
 	mu struct {
 		sync.Mutex
-		// waiters are parked fetches to signal when the high
-		// watermark moves.
+		// waiters are parked fetches and produces to signal when the
+		// log end offset, the high watermark or the role changes.
 		waiters map[*Waiter]struct{}
+		// leader is the replication view while this node leads.
+		leader leaderState
 	}
 }
 
 // settings is what a Partition needs from metadata and config.
 type settings struct {
-	topic       config.Topic
-	validate    record.ValidateOptions
-	leaderEpoch int32
-	leader      int32
-	replicas    []int32
-	isr         []int32
+	topic          config.Topic
+	validate       record.ValidateOptions
+	leaderEpoch    int32
+	partitionEpoch int32
+	leader         int32
+	replicas       []int32
+	isr            []int32
 }
 
-func newPartition(topic string, index int32, topicID [16]byte, log *storage.Log) *Partition {
-	p := &Partition{Topic: topic, Index: index, TopicID: topicID, log: log}
+func newPartition(topic string, index int32, topicID [16]byte, log *storage.Log, e *env) *Partition {
+	p := &Partition{Topic: topic, Index: index, TopicID: topicID, log: log, env: e}
 	p.mu.waiters = make(map[*Waiter]struct{})
 	return p
-}
-
-func (p *Partition) update(s *settings) {
-	p.settings.Store(s)
 }
 
 // Log returns the partition's storage log.
@@ -94,11 +99,16 @@ func (p *Partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
 var ErrNotEnoughReplicas = kerr.NotEnoughReplicas
 
 // Append validates one produce payload (a single v2 record batch), appends
-// it and returns where it landed. acks=-1 requires the ISR to satisfy
-// min.insync.replicas before anything is written, as Kafka checks it.
+// it and returns where it landed. Only the leader appends
+// (NOT_LEADER_OR_FOLLOWER otherwise). acks=-1 requires the ISR to satisfy
+// min.insync.replicas before anything is written, as Kafka checks it; the
+// caller then waits for replication with AwaitReplication.
 // produceVersion is the Produce request's version (zstd needs v7+).
 func (p *Partition) Append(data []byte, acks int16, produceVersion int16) (storage.AppendInfo, error) {
 	s := p.settings.Load()
+	if s.leader != p.env.nodeID {
+		return storage.AppendInfo{}, fmt.Errorf("%w: broker %d does not lead %s-%d (leader %d)", kerr.NotLeaderForPartition, p.env.nodeID, p.Topic, p.Index, s.leader)
+	}
 	if acks == -1 && int32(len(s.isr)) < s.topic.MinInsyncReplicas {
 		return storage.AppendInfo{}, fmt.Errorf("%w: the in-sync replicas of %s-%d are %v, fewer than min.insync.replicas=%d",
 			kerr.NotEnoughReplicas, p.Topic, p.Index, s.isr, s.topic.MinInsyncReplicas)
@@ -124,17 +134,6 @@ func (p *Partition) Append(data []byte, acks int16, produceVersion int16) (stora
 	}
 	p.advanceHighWatermark()
 	return info, nil
-}
-
-// advanceHighWatermark moves the high watermark to the smallest log end
-// offset in the ISR. This broker is the only replica today, so that is its
-// own log end offset; replication replaces this with follower positions.
-func (p *Partition) advanceHighWatermark() {
-	leo := p.log.LogEndOffset()
-	if leo > p.log.HighWatermark() {
-		p.log.SetHighWatermark(leo)
-		p.notify()
-	}
 }
 
 // Read returns committed batches from offset on.

@@ -23,6 +23,12 @@ type Config struct {
 	Delete                        bool  // cleanup.policy contains delete: time and size retention apply
 	MessageTimestampTypeLogAppend bool  // message.timestamp.type=LogAppendTime
 	ProducerIDExpirationMs        int64 // producer.id.expiration.ms (86400000)
+
+	// Compaction (used when Compact is set; see cleaner.go).
+	MinCleanableDirtyRatio float64 // min.cleanable.dirty.ratio (0.5)
+	MinCompactionLagMs     int64   // min.compaction.lag.ms (0)
+	MaxCompactionLagMs     int64   // max.compaction.lag.ms (MaxInt64; 0 = default)
+	DeleteRetentionMs      int64   // delete.retention.ms (86400000)
 }
 
 // DefaultConfig returns Kafka's defaults (cleanup.policy=delete).
@@ -39,6 +45,9 @@ func DefaultConfig() Config {
 		FileDeleteDelayMs:      60000,
 		Delete:                 true,
 		ProducerIDExpirationMs: 86400000,
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     math.MaxInt64,
+		DeleteRetentionMs:      86400000,
 	}
 }
 
@@ -73,6 +82,18 @@ func (c Config) normalized() Config {
 	}
 	if c.ProducerIDExpirationMs <= 0 {
 		c.ProducerIDExpirationMs = d.ProducerIDExpirationMs
+	}
+	// min.cleanable.dirty.ratio=0 is valid in Kafka (clean whenever
+	// anything is dirty), so only out-of-range values are corrected.
+	c.MinCleanableDirtyRatio = min(max(c.MinCleanableDirtyRatio, 0), 1)
+	if c.MinCompactionLagMs < 0 {
+		c.MinCompactionLagMs = 0
+	}
+	if c.MaxCompactionLagMs <= 0 {
+		c.MaxCompactionLagMs = d.MaxCompactionLagMs
+	}
+	if c.DeleteRetentionMs < 0 {
+		c.DeleteRetentionMs = 0
 	}
 	return c
 }

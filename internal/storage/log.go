@@ -48,6 +48,10 @@ type Log struct {
 
 	flushMu sync.Mutex
 
+	// cleanMu serializes compactions of this log (cleaner.go); it is taken
+	// before flushMu and mu.
+	cleanMu sync.Mutex
+
 	mu struct {
 		sync.Mutex
 		producers *producerStateManager

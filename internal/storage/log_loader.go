@@ -95,6 +95,9 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 
 func (l *Log) load(opts OpenOptions) error {
 	l.setSegmentsLocked(nil)
+	if err := completeInterruptedCleaning(l.dir, l.logger); err != nil {
+		return err
+	}
 	bases, err := cleanDirAndListSegments(l.dir)
 	if err != nil {
 		return err

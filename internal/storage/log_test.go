@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -249,5 +250,36 @@ func TestConcurrentReadersDuringAppends(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A compacted log rolls by max.compaction.lag.ms when that is shorter than
+// segment.ms, so its records become cleanable (Kafka's maxSegmentMs).
+func TestCompactedLogRollsByMaxCompactionLag(t *testing.T) {
+	tests := []struct {
+		name      string
+		compact   bool
+		maxLagMs  int64
+		wantRolls bool
+	}{
+		{"compacted, lag shorter than segment.ms", true, 100, true},
+		{"compacted, no lag bound", true, math.MaxInt64, false},
+		{"delete policy ignores the lag", false, 100, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.SegmentBytes = 1 << 30
+			cfg.SegmentMs = 7 * 24 * 3600 * 1000
+			cfg.Compact, cfg.Delete = tt.compact, !tt.compact
+			cfg.MaxCompactionLagMs = tt.maxLagMs
+			l := openTestLog(t, t.TempDir(), cfg, OpenOptions{})
+			defer l.Close()
+			mustAppend(t, l, simple(1, 10, 1_000_000), 0)
+			mustAppend(t, l, simple(1, 10, 1_000_500), 0)
+			if rolled := l.NumSegments() > 1; rolled != tt.wantRolls {
+				t.Fatalf("%d segments, want a roll: %v", l.NumSegments(), tt.wantRolls)
+			}
+		})
 	}
 }

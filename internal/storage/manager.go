@@ -22,6 +22,12 @@ type ManagerConfig struct {
 	FlushCheckInterval     time.Duration // log.flush.scheduler.interval.ms (default here: 1s; Kafka's is MaxLong)
 	CheckpointInterval     time.Duration // log.flush.offset.checkpoint.interval.ms (60000)
 	Logger                 *slog.Logger
+
+	// Log cleaner (cleaner_manager.go). The zero value runs it with
+	// Kafka's defaults, as log.cleaner.enable=true does.
+	CleanerDisabled          bool          // log.cleaner.enable=false
+	CleanerBackoff           time.Duration // log.cleaner.backoff.ms (15000)
+	CleanerDedupeBufferBytes int64         // log.cleaner.dedupe.buffer.size (128 MiB)
 }
 
 // Manager owns the logs in a set of log dirs (Kafka's LogManager): it reads
@@ -44,6 +50,7 @@ type Manager struct {
 	dirs   []*logDir
 
 	checkpointMu sync.Mutex // serializes checkpoint file writes
+	cleaner      *logCleaner
 	stop         chan struct{}
 	wg           sync.WaitGroup
 	startOnce    sync.Once
@@ -110,6 +117,10 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 			return nil, fmt.Errorf("%w: log dir %s: %v", kerr.KafkaStorageError, path, err)
 		}
 		m.dirs = append(m.dirs, d)
+	}
+	var err error
+	if m.cleaner, err = newLogCleaner(m); err != nil {
+		return nil, fmt.Errorf("%w: reading cleaner checkpoints: %v", kerr.KafkaStorageError, err)
 	}
 	return m, nil
 }
@@ -445,6 +456,9 @@ func (m *Manager) Delete(tp TopicPartition) error {
 	if cerr := m.writeCheckpoints(d); err == nil {
 		err = cerr
 	}
+	if cerr := m.cleaner.forget(tp, d); err == nil {
+		err = cerr
+	}
 	m.mu.Lock()
 	delete(m.mu.opening, tp)
 	p.err = err
@@ -453,8 +467,8 @@ func (m *Manager) Delete(tp TopicPartition) error {
 	return err
 }
 
-// Start launches the background retention, flush and checkpoint loops; they
-// stop at Close.
+// Start launches the background retention, flush, checkpoint and log
+// cleaner loops (the cleaner unless CleanerDisabled); they stop at Close.
 func (m *Manager) Start() {
 	m.startOnce.Do(func() {
 		m.every(m.cfg.RetentionCheckInterval, m.runRetention)
@@ -464,6 +478,13 @@ func (m *Manager) Start() {
 				m.logger.Error("writing checkpoints", "err", err)
 			}
 		})
+		if !m.cfg.CleanerDisabled {
+			m.wg.Add(1)
+			go func() {
+				defer m.wg.Done()
+				m.cleaner.run(m.stop)
+			}()
+		}
 	})
 }
 

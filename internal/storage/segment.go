@@ -516,7 +516,14 @@ func (s *segment) shouldRoll(cfg *Config, batchSize int64, batchMaxTs, lastOffse
 		if s.rollingBasedTimestamp >= 0 {
 			waited = batchMaxTs - s.rollingBasedTimestamp
 		}
-		if waited > cfg.SegmentMs-s.rollJitterMs {
+		// Compacted logs roll by max.compaction.lag.ms too, so records
+		// leave the active segment (which is never cleaned) in time
+		// (Kafka's LogConfig.maxSegmentMs).
+		segmentMs := cfg.SegmentMs
+		if cfg.Compact && cfg.MaxCompactionLagMs > 0 && cfg.MaxCompactionLagMs < segmentMs {
+			segmentMs = cfg.MaxCompactionLagMs
+		}
+		if waited > segmentMs-s.rollJitterMs {
 			return true
 		}
 	}

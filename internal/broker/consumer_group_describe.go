@@ -1,0 +1,73 @@
+package broker
+
+// ConsumerGroupDescribe (key 69), v0-v1: KIP-848 consumer groups with
+// their epochs, assignor, and each member's subscription, current and
+// target assignment (group.Coordinator.DescribeConsumerGroup). A group
+// that does not exist or is a classic group is GROUP_ID_NOT_FOUND. v1 adds
+// the member type (1: a consumer-protocol member; classic members do not
+// join consumer groups here). Authorized operations, when asked, are
+// every group operation (no ACLs).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/server"
+)
+
+func init() { register(kmsg.ConsumerGroupDescribe, 0, 1, (*Broker).handleConsumerGroupDescribe) }
+
+func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.ConsumerGroupDescribeRequest)
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	for _, id := range req.Groups {
+		rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+		rg.Group = id
+		rg.AuthorizedOperations = authorizedOpsOmitted
+		if req.IncludeAuthorizedOperations {
+			rg.AuthorizedOperations = groupAuthorizedOps
+		}
+		if b.groups == nil {
+			rg.ErrorCode = b.errCode(errNoCoordinator)
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		d, err := b.groups.DescribeConsumerGroup(id)
+		if err != nil {
+			rg.ErrorCode = b.errCode(err)
+			rg.ErrorMessage = errMessage(err)
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		rg.State, rg.Epoch, rg.AssignmentEpoch, rg.AssignorName = d.State, d.Epoch, d.AssignmentEpoch, d.AssignorName
+		for _, m := range d.Members {
+			rm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+			rm.MemberID, rm.InstanceID, rm.RackID, rm.MemberEpoch = m.MemberID, m.InstanceID, m.RackID, m.MemberEpoch
+			rm.ClientID, rm.ClientHost = m.ClientID, m.ClientHost
+			rm.SubscribedTopics = m.SubscribedTopicNames
+			if rm.SubscribedTopics == nil {
+				rm.SubscribedTopics = []string{}
+			}
+			rm.SubscribedTopicRegex = m.SubscribedTopicRegex
+			rm.Assignment = describedAssignment(m.Assignment)
+			rm.TargetAssignment = describedAssignment(m.TargetAssignment)
+			rm.MemberType = 1
+			rg.Members = append(rg.Members, rm)
+		}
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp, nil
+}
+
+func describedAssignment(ts []group.NamedTopicPartitions) kmsg.Assignment {
+	a := kmsg.NewAssignment()
+	a.TopicPartitions = []kmsg.AssignmentTopicPartition{}
+	for _, t := range ts {
+		tp := kmsg.NewAssignmentTopicPartition()
+		tp.TopicID, tp.Topic, tp.Partitions = t.TopicID, t.Topic, t.Partitions
+		a.TopicPartitions = append(a.TopicPartitions, tp)
+	}
+	return a
+}
