@@ -275,3 +275,13 @@ func (b *Broker) controllerID(img *metadata.Image) int32 {
 	}
 	return b.nodeID
 }
+
+// currentClusterID is the cluster's id from the metadata (committed by the
+// first active controller), or this node's own id from meta.properties
+// before the metadata has one.
+func (b *Broker) currentClusterID(img *metadata.Image) string {
+	if id := img.ClusterID(); id != "" {
+		return id
+	}
+	return b.clusterID
+}

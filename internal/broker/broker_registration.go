@@ -26,7 +26,7 @@ func (b *Broker) handleBrokerRegistration(ctx context.Context, r *server.Request
 		resp.ErrorCode = kerr.NotController.Code
 		return resp, nil
 	}
-	if r.Version >= 1 && req.ClusterID != "" && req.ClusterID != b.clusterID {
+	if id := b.meta.Image().ClusterID(); r.Version >= 1 && req.ClusterID != "" && id != "" && req.ClusterID != id {
 		resp.ErrorCode = kerr.InconsistentClusterID.Code
 		return resp, nil
 	}

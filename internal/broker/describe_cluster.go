@@ -21,7 +21,7 @@ func init() { register(kmsg.DescribeCluster, 0, 1, (*Broker).handleDescribeClust
 func (b *Broker) handleDescribeCluster(_ context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
-	resp.ClusterID = b.clusterID
+	resp.ClusterID = b.currentClusterID(b.meta.Image())
 	resp.ControllerID = b.controllerID(b.meta.Image())
 	resp.EndpointType = 1
 	resp.ClusterAuthorizedOperations = authorizedOpsOmitted

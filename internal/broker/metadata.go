@@ -40,7 +40,8 @@ func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Re
 	img := b.meta.Image()
 
 	resp.Brokers = b.brokerEndpoints(img, r.Conn.Listener)
-	resp.ClusterID = &b.clusterID
+	clusterID := b.currentClusterID(img)
+	resp.ClusterID = &clusterID
 	resp.ControllerID = b.controllerID(img)
 	resp.AuthorizedOperations = authorizedOpsOmitted
 	if req.IncludeClusterAuthorizedOperations {

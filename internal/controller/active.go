@@ -54,7 +54,10 @@ type ActiveOptions struct {
 	RebalanceInterval time.Duration
 	// ImbalancePct is leader.imbalance.per.broker.percentage.
 	ImbalancePct int32
-	Logger       *slog.Logger
+	// ClusterID is this node's id from meta.properties, committed as the
+	// cluster's id if the metadata has none yet.
+	ClusterID string
+	Logger    *slog.Logger
 }
 
 // Heartbeat is a BrokerHeartbeat request.
@@ -205,6 +208,12 @@ func (a *Active) duties(ctx context.Context) {
 		t := time.NewTicker(a.o.RebalanceInterval)
 		defer t.Stop()
 		rebalance = t.C
+	}
+	if a.o.ClusterID != "" {
+		a.withTimeout(ctx, func(ctx context.Context) error {
+			_, err := a.o.Controller.EnsureClusterID(ctx, a.o.ClusterID)
+			return err
+		}, "committing the cluster id")
 	}
 	a.completeReassignments(ctx)
 	for {

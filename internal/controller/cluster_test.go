@@ -229,6 +229,20 @@ func TestClusterFormsAndRegistersEveryBroker(t *testing.T) {
 	if len(meta.Brokers) != 3 {
 		t.Errorf("Metadata lists %d brokers, want 3", len(meta.Brokers))
 	}
+	// Every node generated a cluster id on its first start; the cluster
+	// keeps the one the first active controller committed, and every node
+	// reports and records it.
+	ids := map[string]bool{}
+	for id := int32(1); id <= 3; id++ {
+		m, err := c.admin(id).BrokerMetadata(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[m.Cluster] = true
+	}
+	if len(ids) != 1 {
+		t.Errorf("nodes report different cluster ids: %v", ids)
+	}
 }
 
 func TestForwardedCreateTopicsPlacesReplicasOnEveryBroker(t *testing.T) {

@@ -159,6 +159,21 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32, co
 	return first, nil
 }
 
+// EnsureClusterID commits id as the cluster's id unless the image already
+// has one, and returns the cluster's id. The first active controller calls
+// it, so every node of a cluster reports one id.
+func (c *Controller) EnsureClusterID(ctx context.Context, id string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if existing := c.log.Image().ClusterID(); existing != "" {
+		return existing, nil
+	}
+	if _, err := c.log.Commit(ctx, []Record{&ClusterIDRecord{ClusterID: id}}); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
 // ConfigChange sets (Value != nil) or deletes (Value == nil) one dynamic
 // config of a resource.
 type ConfigChange struct {

@@ -31,6 +31,7 @@ type Image struct {
 
 	nextProducerID    int64
 	lastProducerBlock *ProducerIDsRecord
+	clusterID         string
 
 	// sortedTopics caches Topics(); computed on first use.
 	sortedTopics atomic.Pointer[[]*TopicImage]
@@ -204,11 +205,18 @@ func (img *Image) Features() map[string]int16 { return maps.Clone(img.features) 
 // NextProducerID returns the first producer id not yet handed out.
 func (img *Image) NextProducerID() int64 { return img.nextProducerID }
 
+// ClusterID is the cluster's id once the first active controller has
+// committed it; "" before.
+func (img *Image) ClusterID() string { return img.clusterID }
+
 // Records returns records that rebuild this image when applied, in order, to
 // an empty image: the content of a snapshot. The order respects Apply's
 // rules (a topic before its configs and partitions).
 func (img *Image) Records() []Record {
 	var recs []Record
+	if img.clusterID != "" {
+		recs = append(recs, &ClusterIDRecord{ClusterID: img.clusterID})
+	}
 	featureNames := slices.Sorted(maps.Keys(img.features))
 	for _, name := range featureNames {
 		recs = append(recs, &FeatureLevelRecord{Name: name, FeatureLevel: img.features[name]})

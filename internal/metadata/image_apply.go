@@ -56,6 +56,7 @@ type imageBuilder struct {
 	featuresCopied    bool
 	nextProducerID    int64
 	lastProducerBlock *ProducerIDsRecord
+	clusterID         string
 }
 
 func newImageBuilder(img *Image) *imageBuilder {
@@ -70,6 +71,7 @@ func newImageBuilder(img *Image) *imageBuilder {
 		features:          img.features,
 		nextProducerID:    img.nextProducerID,
 		lastProducerBlock: img.lastProducerBlock,
+		clusterID:         img.clusterID,
 	}
 }
 
@@ -83,6 +85,7 @@ func (b *imageBuilder) build(offset int64) *Image {
 		features:          b.features,
 		nextProducerID:    b.nextProducerID,
 		lastProducerBlock: b.lastProducerBlock,
+		clusterID:         b.clusterID,
 	}
 }
 
@@ -106,6 +109,15 @@ func (b *imageBuilder) apply(r Record) error {
 		return b.applyFeatureLevel(r)
 	case *BrokerRegistrationChangeRecord:
 		return b.applyBrokerRegistrationChange(r)
+	case *ClusterIDRecord:
+		if _, err := ParseUuid(r.ClusterID); err != nil {
+			return fmt.Errorf("invalid cluster id %q", r.ClusterID)
+		}
+		if b.clusterID != "" && b.clusterID != r.ClusterID {
+			return fmt.Errorf("cluster id is already %s, cannot become %s", b.clusterID, r.ClusterID)
+		}
+		b.clusterID = r.ClusterID
+		return nil
 	case nil:
 		return fmt.Errorf("nil record")
 	}

@@ -23,6 +23,10 @@ const (
 	// BrokerRegistrationChangeRecordType is Kafka's apiKey 17: fencing,
 	// unfencing and controlled shutdown of a registered broker.
 	BrokerRegistrationChangeRecordType RecordType = 17
+	// ClusterIDRecordType is Vltava's own: the cluster id, committed once
+	// by the first active controller so every node reports the same id
+	// (Kafka formats every node's storage with one id instead).
+	ClusterIDRecordType RecordType = 100
 )
 
 func (t RecordType) String() string {
@@ -45,6 +49,8 @@ func (t RecordType) String() string {
 		return "ProducerIdsRecord"
 	case BrokerRegistrationChangeRecordType:
 		return "BrokerRegistrationChangeRecord"
+	case ClusterIDRecordType:
+		return "ClusterIDRecord"
 	}
 	return fmt.Sprintf("RecordType(%d)", int8(t))
 }
@@ -214,9 +220,20 @@ func newRecord(t RecordType) (Record, bool) {
 		return &FeatureLevelRecord{}, true
 	case BrokerRegistrationChangeRecordType:
 		return &BrokerRegistrationChangeRecord{}, true
+	case ClusterIDRecordType:
+		return &ClusterIDRecord{}, true
 	}
 	return nil, false
 }
+
+// ClusterIDRecord sets the cluster id, once: a later record with another id
+// is rejected.
+type ClusterIDRecord struct {
+	ClusterID string
+}
+
+func (*ClusterIDRecord) Type() RecordType { return ClusterIDRecordType }
+func (*ClusterIDRecord) isRecord()        {}
 
 // BoolPtr returns a pointer to v, for BrokerRegistrationChangeRecord.
 func BoolPtr(v bool) *bool { return &v }

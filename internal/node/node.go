@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/vltava/vltava/internal/broker"
@@ -47,8 +48,11 @@ type Node struct {
 	replicas   *replication.Manager
 	groups     *group.Coordinator
 	server     *server.Server
-	clusterID  string
-	ready      chan struct{}
+	// clusterIDMu guards clusterID, which changes once when a new node
+	// adopts the cluster's id (adoptClusterID).
+	clusterIDMu sync.Mutex
+	clusterID   string
+	ready       chan struct{}
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -102,6 +106,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 			SessionTimeout:    time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 			RebalanceInterval: rebalance,
 			ImbalancePct:      cfg.LeaderImbalancePerBrokerPercentage,
+			ClusterID:         n.clusterID,
 			Logger:            log.With("component", "controller"),
 		})
 	}
@@ -141,6 +146,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	// then the group coordinator, which loads the __consumer_offsets
 	// partitions that became led here.
 	n.meta.Subscribe(func(_, img *metadata.Image) {
+		n.adoptClusterID(img)
 		if err := n.partitions.Apply(img); err != nil {
 			log.Error("applying metadata to partitions", "err", err)
 		}
@@ -220,9 +226,31 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		log.Warn("removing stray logs", "err", err)
 	}
 	close(n.ready)
-	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.clusterID,
+	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.ClusterID(),
 		"topics", len(n.meta.Image().Topics()), "partitions", len(n.partitions.All()))
 	return n, nil
+}
+
+// adoptClusterID records the cluster's id, committed by the first active
+// controller, in this node's meta.properties when it differs from the id
+// the node generated on its first start (every node generates one; the
+// cluster keeps the first controller's).
+func (n *Node) adoptClusterID(img *metadata.Image) {
+	id := img.ClusterID()
+	if id == "" || id == n.ClusterID() {
+		return
+	}
+	for _, d := range n.cfg.LogDirs {
+		path := filepath.Join(d, metadata.MetaPropertiesFile)
+		if err := metadata.WriteMetaProperties(path, metadata.MetaProperties{ClusterID: id, NodeID: n.cfg.NodeID}); err != nil {
+			n.log.Error("recording the cluster id", "path", path, "err", err)
+			return
+		}
+	}
+	n.log.Info("joined cluster", "cluster.id", id, "generated", n.ClusterID())
+	n.clusterIDMu.Lock()
+	n.clusterID = id
+	n.clusterIDMu.Unlock()
 }
 
 // isController reports whether process.roles contains controller.
@@ -350,8 +378,12 @@ func securityProtocolID(name string) int16 {
 // Addrs returns the bound address of each listener.
 func (n *Node) Addrs() map[string]net.Addr { return n.server.Addrs() }
 
-// ClusterID is the cluster's id from meta.properties.
-func (n *Node) ClusterID() string { return n.clusterID }
+// ClusterID is the cluster's id.
+func (n *Node) ClusterID() string {
+	n.clusterIDMu.Lock()
+	defer n.clusterIDMu.Unlock()
+	return n.clusterID
+}
 
 // NodeID is node.id.
 func (n *Node) NodeID() int32 { return n.cfg.NodeID }
