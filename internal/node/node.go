@@ -123,7 +123,11 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		// gets it without also tuning the scheduler.
 		FlushCheckInterval: msDuration(int64(cfg.LogFlushSchedulerIntervalMs)),
 		CheckpointInterval: msDuration(int64(cfg.LogFlushOffsetCheckpointIntervalMs)),
-		Logger:             log.With("component", "storage"),
+		// Log compaction (log.cleaner.*).
+		CleanerDisabled:          !cfg.LogCleanerEnable,
+		CleanerBackoff:           msDuration(cfg.LogCleanerBackoffMs),
+		CleanerDedupeBufferBytes: cfg.LogCleanerDedupeBufferSize,
+		Logger:                   log.With("component", "storage"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening log dirs: %w", err)
