@@ -104,6 +104,9 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			}
 			sp := &resp.Topics[ti].Partitions[pi]
 			failed = err
+			// An append that was not acknowledged (acks=all timed out or
+			// the ISR shrank) has no offset to report, as in Kafka.
+			sp.BaseOffset, sp.LogAppendTime = -1, -1
 			sp.ErrorCode = b.errCode(err)
 			var ke *kerr.Error
 			if !errors.As(err, &ke) || err.Error() != ke.Error() {
