@@ -4,7 +4,7 @@ PKGS     := ./...
 UNIT     := ./internal/... ./cmd/...
 FUZZTIME ?= 10s
 
-.PHONY: all build test deps lint unit fuzz compat bench bench-smoke clean
+.PHONY: all build test deps lint unit fuzz compat cluster bench bench-smoke clean
 
 all: build
 
@@ -13,7 +13,7 @@ build:
 
 ## test: everything CI checks — formatting, vet, unit tests with the race
 ## detector, short fuzz runs, and the real-client compatibility suites.
-test: deps lint unit fuzz compat bench-smoke
+test: deps lint unit fuzz compat cluster bench-smoke
 
 ## deps: Debian packages of the real clients the suites drive.
 deps:
@@ -34,8 +34,14 @@ fuzz:
 	  done; \
 	done
 
+## compat: the real-client suites and the CLI against the built binary.
 compat:
-	$(GO) test -count=1 -timeout 15m ./test/...
+	$(GO) test -count=1 -timeout 15m ./test/compat ./test/cli
+
+## cluster: multi-node failure scenarios (3-4 nodes on 127.0.0.1; the
+## network-partition test uses network namespaces, which need root).
+cluster:
+	$(GO) test -count=1 -timeout 15m ./test/cluster
 
 ## bench: the side-by-side benchmark (Vltava vs franz-go's kfake) and the
 ## machine's limits, as a markdown report (see docs/PERFORMANCE.md).

@@ -25,7 +25,7 @@ func TestLeaderFailoverKeepsAcknowledgedRecords(t *testing.T) {
 	c.createTopic(topic, partitions, 3, map[string]string{"min.insync.replicas": "2"})
 	adm := c.Admin()
 
-	kp := startKgoProducer(t, c, "kgo", topic, partitions, 2*time.Millisecond)
+	kp := startKgoProducer(t, c, "kgo", topic, partitions, 2*time.Millisecond, 0)
 	rp := startRdkafkaProducer(t, c, "rdk", topic, partitions, 4*time.Millisecond)
 	producers := []producer{kp, rp}
 	stopped := false

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,7 +69,9 @@ var binaryPath = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("go tool not in PATH: %w", err)
 	}
-	out := filepath.Join(buildDir, "vltava")
+	// A name without "vltava": other people's `pkill vltava` on a shared
+	// machine must not take the suite's nodes down with theirs.
+	out := filepath.Join(buildDir, "vcnode")
 	cmd := exec.Command(gobin, "build", "-o", out, "./cmd/vltava")
 	cmd.Dir = root
 	if msg, err := cmd.CombinedOutput(); err != nil {
@@ -81,7 +84,7 @@ var binaryPath = sync.OnceValues(func() (string, error) {
 var buildDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "vltava-cluster-bin-")
+	dir, err := os.MkdirTemp("", "vcluster-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -153,9 +156,10 @@ func (lt *loopbackTopology) describe() string { return "loopback 127.0.0.1" }
 
 // clusterOptions collects StartCluster options.
 type clusterOptions struct {
-	nodes     int
-	overrides [][2]string
-	topo      topology
+	nodes      int
+	overrides  [][2]string
+	topo       topology
+	brokerOnly []int32
 }
 
 // Option configures StartCluster.
@@ -164,6 +168,12 @@ type Option func(*clusterOptions)
 // WithNodes sets the number of nodes (default 3), all combined
 // broker+controller voters.
 func WithNodes(n int) Option { return func(o *clusterOptions) { o.nodes = n } }
+
+// WithBrokerOnly makes nodes ids brokers only (process.roles=broker): they
+// are not quorum voters and replicate the metadata log as observers.
+func WithBrokerOnly(ids ...int32) Option {
+	return func(o *clusterOptions) { o.brokerOnly = append(o.brokerOnly, ids...) }
+}
 
 // WithOverride sets a broker config on every node (later ones win).
 func WithOverride(key, value string) Option {
@@ -197,6 +207,11 @@ type Node struct {
 		cmd    *exec.Cmd
 		exited chan struct{} // closed once cmd.Wait returned
 		paused bool          // SIGSTOP sent and no SIGCONT since
+		killed bool          // the harness sent SIGKILL or SIGTERM to the current process
+		err    error         // cmd.Wait's result, valid once exited is closed
+		// unexpected describes exits the harness did not cause (a crash,
+		// or a signal from outside the test), across restarts.
+		unexpected []string
 	}
 }
 
@@ -372,18 +387,25 @@ func (c *Cluster) AdminOf(ids ...int32) *kadm.Client {
 	return kadm.NewClient(c.ClientOf(ids, kgo.RequestRetries(2)))
 }
 
-// args is node id's command line: the issue's combined-mode configuration
-// with this cluster's overrides appended.
+// args is node n's command line: the issue's combined-mode configuration
+// (broker-only nodes: no CONTROLLER listener, not a voter) with this
+// cluster's overrides appended.
 func (c *Cluster) args(n *Node) []string {
 	var voters []string
 	for _, m := range c.nodes {
-		voters = append(voters, fmt.Sprintf("%d@%s", m.ID, c.topo.controllerAddr(m.ID)))
+		if !slices.Contains(c.opts.brokerOnly, m.ID) {
+			voters = append(voters, fmt.Sprintf("%d@%s", m.ID, c.topo.controllerAddr(m.ID)))
+		}
 	}
 	broker := c.topo.brokerAddr(n.ID)
+	roles, listeners := "broker,controller", "PLAINTEXT://"+broker+",CONTROLLER://"+c.topo.controllerAddr(n.ID)
+	if slices.Contains(c.opts.brokerOnly, n.ID) {
+		roles, listeners = "broker", "PLAINTEXT://"+broker
+	}
 	kv := [][2]string{
 		{"node.id", strconv.Itoa(int(n.ID))},
-		{"process.roles", "broker,controller"},
-		{"listeners", "PLAINTEXT://" + broker + ",CONTROLLER://" + c.topo.controllerAddr(n.ID)},
+		{"process.roles", roles},
+		{"listeners", listeners},
 		{"advertised.listeners", "PLAINTEXT://" + broker},
 		{"controller.listener.names", "CONTROLLER"},
 		{"inter.broker.listener.name", "PLAINTEXT"},
@@ -405,6 +427,14 @@ func (c *Cluster) args(n *Node) []string {
 func (c *Cluster) cleanup() {
 	for _, n := range c.nodes {
 		n.kill()
+	}
+	for _, n := range c.nodes {
+		n.mu.Lock()
+		unexpected := n.mu.unexpected
+		n.mu.Unlock()
+		for _, u := range unexpected {
+			c.t.Errorf("node %d %s", n.ID, u)
+		}
 	}
 	if !c.t.Failed() && os.Getenv("VLTAVA_CLUSTER_VERBOSE") == "" {
 		return
@@ -463,13 +493,14 @@ func (n *Node) Kill() {
 		n.c.t.Fatalf("Kill: node %d is not running", n.ID)
 	}
 	n.kill()
-	n.c.t.Logf("node %d killed (SIGKILL)", n.ID)
+	logf(n.c.t, "node %d killed (SIGKILL)", n.ID)
 }
 
 func (n *Node) kill() {
 	n.mu.Lock()
 	cmd, exited, running := n.mu.cmd, n.mu.exited, n.runningLocked()
 	n.mu.paused = false
+	n.mu.killed = true
 	n.mu.Unlock()
 	if !running {
 		return
@@ -477,6 +508,31 @@ func (n *Node) kill() {
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
 	n.output.note("=== harness: SIGKILL ===")
+}
+
+// Stop sends SIGTERM (a controlled shutdown) and waits up to timeout for
+// the process to exit; it returns the exit error (nil for status 0). A
+// node still running at the timeout is killed and reported.
+func (n *Node) Stop(timeout time.Duration) error {
+	n.c.t.Helper()
+	n.mu.Lock()
+	cmd, exited, running := n.mu.cmd, n.mu.exited, n.runningLocked()
+	n.mu.killed = true // an exit the harness asked for
+	n.mu.Unlock()
+	if !running {
+		n.c.t.Fatalf("Stop: node %d is not running", n.ID)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	n.output.note("=== harness: SIGTERM ===")
+	select {
+	case <-exited:
+	case <-time.After(timeout):
+		n.kill()
+		return fmt.Errorf("node %d did not exit within %v of SIGTERM; killed", n.ID, timeout)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.mu.err
 }
 
 // Restart starts a killed node again with the same ports and data dir and
@@ -494,7 +550,7 @@ func (n *Node) Restart() {
 	if err := n.waitReady(); err != nil {
 		n.c.t.Fatalf("restarting node %d: %v", n.ID, err)
 	}
-	n.c.t.Logf("node %d restarted, serving after %v", n.ID, time.Since(start).Round(time.Millisecond))
+	logf(n.c.t, "node %d restarted, serving after %v", n.ID, time.Since(start).Round(time.Millisecond))
 }
 
 // Pause stops the process with SIGSTOP: it keeps its sockets but answers
@@ -502,14 +558,14 @@ func (n *Node) Restart() {
 func (n *Node) Pause() {
 	n.c.t.Helper()
 	n.signal(syscall.SIGSTOP, true)
-	n.c.t.Logf("node %d paused (SIGSTOP)", n.ID)
+	logf(n.c.t, "node %d paused (SIGSTOP)", n.ID)
 }
 
 // Resume continues a paused process with SIGCONT.
 func (n *Node) Resume() {
 	n.c.t.Helper()
 	n.signal(syscall.SIGCONT, false)
-	n.c.t.Logf("node %d resumed (SIGCONT)", n.ID)
+	logf(n.c.t, "node %d resumed (SIGCONT)", n.ID)
 }
 
 func (n *Node) signal(sig syscall.Signal, paused bool) {
@@ -537,10 +593,20 @@ func (n *Node) exec() error {
 	}
 	exited := make(chan struct{})
 	n.mu.Lock()
-	n.mu.cmd, n.mu.exited, n.mu.paused = cmd, exited, false
+	n.mu.cmd, n.mu.exited, n.mu.paused, n.mu.killed = cmd, exited, false, false
 	n.mu.Unlock()
 	go func() {
 		err := cmd.Wait()
+		n.mu.Lock()
+		n.mu.err = err
+		if !n.mu.killed {
+			why := fmt.Sprintf("%s: exited on its own (%v)", time.Now().Format("15:04:05.000"), err)
+			if sig := lastShutdownSignal(n.output.String()); sig != "" {
+				why += ", after a " + sig + " the test did not send"
+			}
+			n.mu.unexpected = append(n.mu.unexpected, why)
+		}
+		n.mu.Unlock()
 		n.output.note(fmt.Sprintf("=== harness: process exited: %v ===", err))
 		close(exited)
 	}()
@@ -590,6 +656,19 @@ func (n *Node) probe() error {
 		return fmt.Errorf("ApiVersions error code %d, %d APIs", resp.ErrorCode, len(resp.ApiKeys))
 	}
 	return nil
+}
+
+// shutdownSignal matches the node's log line for a signal-initiated
+// shutdown.
+var shutdownSignal = regexp.MustCompile(`msg="shutting down" signal=(\w+)`)
+
+// lastShutdownSignal returns the signal named by the last such line.
+func lastShutdownSignal(out string) string {
+	m := shutdownSignal.FindAllStringSubmatch(out, -1)
+	if len(m) == 0 {
+		return ""
+	}
+	return "SIG" + strings.ToUpper(m[len(m)-1][1])
 }
 
 // capturedOutput collects a process's stdout and stderr, safe for exec's

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -54,22 +53,32 @@ func TestNetworkPartitionIsolatingLeader(t *testing.T) {
 	t.Cleanup(heal)
 
 	// The isolated leader still answers clients; it must not acknowledge.
+	// Its writes run while the majority elects a new leader.
 	var isolatedValues []string
+	isolatedResults := make(chan produceResult, 2)
 	for i := range 2 {
-		v := fmt.Sprintf("isolated:%d", i)
-		isolatedValues = append(isolatedValues, v)
-		r := c.produceTo(isolated, topic, 0, -1, 5*time.Second, v)
-		logf(t, "acks=all to the isolated leader %d, attempt %d: %v", isolated, i, r)
-		if r.acknowledged() {
-			t.Errorf("isolated leader %d acknowledged an acks=all write it cannot replicate: %v", isolated, r)
-		}
+		isolatedValues = append(isolatedValues, fmt.Sprintf("isolated:%d", i))
 	}
+	go func() {
+		for _, v := range isolatedValues {
+			isolatedResults <- c.produceTo(isolated, topic, 0, -1, 5*time.Second, v)
+		}
+		close(isolatedResults)
+	}()
 
 	nv := c.waitTopic(topic, 30*time.Second, fmt.Sprintf("a leader on the majority side %v", others), func(v topicView) bool {
 		p := v.Partitions[0]
 		return slices.Contains(others, p.Leader) && p.LeaderEpoch > old.LeaderEpoch
 	}, isolated)
 	logf(t, "majority elected a new leader %v after the cut: %v", time.Since(cut).Round(time.Millisecond), nv)
+	i := 0
+	for r := range isolatedResults {
+		logf(t, "acks=all to the isolated leader %d, attempt %d: %v", isolated, i, r)
+		if r.acknowledged() {
+			t.Errorf("isolated leader %d acknowledged an acks=all write it cannot replicate: %v", isolated, r)
+		}
+		i++
+	}
 
 	during := produceN(t, c, others, "during", topic, 200)
 
@@ -97,18 +106,7 @@ func TestNetworkPartitionIsolatingLeader(t *testing.T) {
 		t.Logf("isolated leader %d was not the preferred replica (replicas %v); skipping the read through it", isolated, old.Replicas)
 		return
 	}
-	adm := c.Admin()
-	waitFor(t, 30*time.Second, fmt.Sprintf("preferred leader %d leading again", preferred), func() (bool, string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {0: {}}})
-		status := fmt.Sprintf("ElectLeaders: %v %v", res, err)
-		v, verr := c.topicView(topic)
-		if verr != nil {
-			return false, status + "; " + verr.Error()
-		}
-		return v.Partitions[0].Leader == preferred, status + "; " + v.String()
-	})
+	c.electPreferred(topic, 0, preferred)
 	c.waitFullyReplicated(topic, 1, 30*time.Second)
 	viaOld := c.readAll(topic, 1)
 	check(fmt.Sprintf("read from the old leader %d", isolated), viaOld)

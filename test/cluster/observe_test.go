@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -324,6 +325,24 @@ func (c *Cluster) describeClusterFrom(id int32) (brokers []int32, controller int
 		brokers = append(brokers, b.NodeID)
 	}
 	return sorted(brokers), dr.ControllerID, nil
+}
+
+// electPreferred runs preferred-leader election (ElectLeaders, KIP-460)
+// for topic's partition p until preferred leads it.
+func (c *Cluster) electPreferred(topic string, p, preferred int32) {
+	c.t.Helper()
+	adm := kadm.NewClient(c.ClientOf(c.responsive(), kgo.RequestRetries(2)))
+	waitFor(c.t, 30*time.Second, fmt.Sprintf("preferred replica %d leading %s[%d]", preferred, topic, p), func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {p: {}}})
+		status := fmt.Sprintf("ElectLeaders: %v %v", res, err)
+		v, verr := c.topicView(topic)
+		if verr != nil {
+			return false, status + "; " + verr.Error()
+		}
+		return v.Partitions[p].Leader == preferred, status + "; " + v.String()
+	})
 }
 
 // sorted returns a sorted copy of ids.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -95,15 +96,17 @@ type producer interface {
 
 // kgoProducer writes records seq = 0, 1, 2, … to partition seq % partitions
 // with franz-go's idempotent producer (acks=all, kgo's default), one record
-// every interval, never more than maxInFlight unacknowledged.
+// every interval, never more than maxInFlight unacknowledged; padding bytes
+// in a header make records bigger where the volume matters.
 type kgoProducer struct {
-	l      *ledger
-	cl     *kgo.Client
-	cancel context.CancelFunc
-	done   chan struct{}
+	l       *ledger
+	cl      *kgo.Client
+	cancel  context.CancelFunc
+	done    chan struct{}
+	padding []byte
 }
 
-func startKgoProducer(t testing.TB, c *Cluster, name, topic string, partitions int32, interval time.Duration) *kgoProducer {
+func startKgoProducer(t testing.TB, c *Cluster, name, topic string, partitions int32, interval time.Duration, padding int) *kgoProducer {
 	t.Helper()
 	cl, err := c.newClient(c.addrs(nil),
 		kgo.DefaultProduceTopic(topic),
@@ -119,7 +122,7 @@ func startKgoProducer(t testing.TB, c *Cluster, name, topic string, partitions i
 		t.Fatalf("producer client: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &kgoProducer{l: newLedger(name), cl: cl, cancel: cancel, done: make(chan struct{})}
+	p := &kgoProducer{l: newLedger(name), cl: cl, cancel: cancel, done: make(chan struct{}), padding: bytes.Repeat([]byte{'x'}, padding)}
 	go p.run(ctx, partitions, interval)
 	return p
 }
@@ -145,6 +148,9 @@ func (p *kgoProducer) run(ctx context.Context, partitions int32, interval time.D
 		}
 		v := recordValue(p.l.name, seq)
 		r := &kgo.Record{Key: []byte(v), Value: []byte(v), Partition: int32(seq % int64(partitions))}
+		if len(p.padding) > 0 {
+			r.Headers = []kgo.RecordHeader{{Key: "padding", Value: p.padding}}
+		}
 		// context.Background: stopping the generator must not fail the
 		// records already handed to the client.
 		p.cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
