@@ -15,6 +15,11 @@ import (
 // segment past the recovery point, which is exactly the set whose entries
 // may not have reached disk.
 //
+// The file is opened only while it is written: a broker with 10,000
+// partitions would otherwise hold two index descriptors per segment beside
+// the segment's own and run out of file descriptors (Kafka likewise closes
+// an index file once it is mapped).
+//
 // Thread-safety: mu serializes all file operations; it is never held while
 // the owning index's entry lock is held.
 type indexFile struct {
@@ -23,7 +28,7 @@ type indexFile struct {
 	mu struct {
 		sync.Mutex
 		path      string
-		f         *os.File
+		closed    bool
 		persisted int // entries known to be in the file
 	}
 }
@@ -34,34 +39,57 @@ func openIndexFile(path string, entrySize int) (*indexFile, []byte, error) {
 		return nil, nil, err
 	}
 	data, err := io.ReadAll(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
-		f.Close()
 		return nil, nil, err
 	}
 	x := &indexFile{entrySize: entrySize}
 	x.mu.path = path
-	x.mu.f = f
 	x.mu.persisted = len(data) / entrySize
 	return x, data, nil
 }
 
-// write stores encoded entries starting at entry index first and syncs.
+// withFileLocked opens the file, runs op on it and closes it.
+func (x *indexFile) withFileLocked(op func(f *os.File) error) error {
+	if x.mu.closed {
+		return os.ErrClosed
+	}
+	f, err := os.OpenFile(x.mu.path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	err = op(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// write stores encoded entries starting at entry index first and, with
+// sync, fsyncs the file.
 func (x *indexFile) write(first int, encoded []byte, sync bool) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.mu.f == nil {
-		return os.ErrClosed
-	}
-	if len(encoded) > 0 {
-		if _, err := x.mu.f.WriteAt(encoded, int64(first*x.entrySize)); err != nil {
-			return err
+	if len(encoded) == 0 && !sync {
+		if x.mu.closed {
+			return os.ErrClosed
 		}
-		x.mu.persisted = first + len(encoded)/x.entrySize
+		return nil
 	}
-	if sync {
-		return x.mu.f.Sync()
-	}
-	return nil
+	return x.withFileLocked(func(f *os.File) error {
+		if len(encoded) > 0 {
+			if _, err := f.WriteAt(encoded, int64(first*x.entrySize)); err != nil {
+				return err
+			}
+			x.mu.persisted = first + len(encoded)/x.entrySize
+		}
+		if sync {
+			return f.Sync()
+		}
+		return nil
+	})
 }
 
 // persisted is the number of entries already written to the file.
@@ -75,14 +103,16 @@ func (x *indexFile) persisted() int {
 func (x *indexFile) truncate(n int) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.mu.f == nil {
-		return os.ErrClosed
-	}
 	// Entries beyond persisted were never written; cutting to more than
 	// that would pad the file with zero entries.
 	n = min(n, x.mu.persisted)
-	x.mu.persisted = n
-	return x.mu.f.Truncate(int64(n * x.entrySize))
+	return x.withFileLocked(func(f *os.File) error {
+		if err := f.Truncate(int64(n * x.entrySize)); err != nil {
+			return err
+		}
+		x.mu.persisted = n
+		return nil
+	})
 }
 
 func (x *indexFile) rename(path string) error {
@@ -98,12 +128,8 @@ func (x *indexFile) rename(path string) error {
 func (x *indexFile) close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.mu.f == nil {
-		return nil
-	}
-	err := x.mu.f.Close()
-	x.mu.f = nil
-	return err
+	x.mu.closed = true
+	return nil
 }
 
 func (x *indexFile) remove() error {
