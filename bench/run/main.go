@@ -29,6 +29,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var (
@@ -290,10 +293,12 @@ func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, t
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
 	}
+	// Ready means serving: a Metadata request answered (a listening
+	// socket is not enough; a broker gates clients until it has recovered
+	// and registered).
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			c.Close()
+		if answersMetadata(addr) {
 			return b, time.Since(start), nil
 		}
 		if cmd.ProcessState != nil {
@@ -303,6 +308,19 @@ func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, t
 	}
 	b.kill()
 	return nil, 0, fmt.Errorf("%s did not start: %s", impl, b.log.String())
+}
+
+// answersMetadata reports whether a broker answers a Metadata request.
+func answersMetadata(addr string) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTimeout(200*time.Millisecond), kgo.RequestRetries(0))
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	return err == nil
 }
 
 func (b *broker) kill() {
