@@ -44,6 +44,7 @@ func main() {
 	add(sequentialWrite(*dir, *size/4, true))
 	add(sendfileFromCache(*dir, *size))
 	add(crc32c(*size))
+	add(partitionDirs(*dir, 2000))
 
 	if *asJSON {
 		json.NewEncoder(os.Stdout).Encode(results)
@@ -177,6 +178,42 @@ func sendfileFromCache(dir string, total int64) (Result, error) {
 	}
 	r.MBps = mbps(total, time.Since(start))
 	r.Detail = "64 MiB file, repeated"
+	return r, nil
+}
+
+// partitionDirs creates n partition-like directories (mkdir, an empty log
+// file, a small metadata file written through a rename): the file-system
+// work that bounds how fast a broker creates and opens thousands of
+// partitions. Reported as directories per second in the MB/s column's place.
+func partitionDirs(dir string, n int) (Result, error) {
+	r := Result{Name: "partition dirs created"}
+	base, err := os.MkdirTemp(dir, "limits-dirs-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(base)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		d := filepath.Join(base, fmt.Sprintf("topic-%d", i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return r, err
+		}
+		f, err := os.OpenFile(filepath.Join(d, "00000000000000000000.log"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return r, err
+		}
+		f.Close()
+		tmp := filepath.Join(d, "partition.metadata.tmp")
+		if err := os.WriteFile(tmp, []byte("version: 0\n"), 0o644); err != nil {
+			return r, err
+		}
+		if err := os.Rename(tmp, filepath.Join(d, "partition.metadata")); err != nil {
+			return r, err
+		}
+	}
+	el := time.Since(start)
+	r.MBps = float64(n) / el.Seconds()
+	r.Detail = fmt.Sprintf("per second (not MB/s): %d dirs in %v, %.0f µs each", n, el.Round(time.Millisecond), float64(el.Microseconds())/float64(n))
 	return r, nil
 }
 

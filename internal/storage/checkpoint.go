@@ -51,6 +51,17 @@ func writeFileAtomically(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
+// writeFileReplacing replaces path with data through a rename, without
+// fsync: readers see the old or the new content, never a mix, but a crash
+// may lose the write or leave the file empty.
+func writeFileReplacing(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
 // syncDir fsyncs a directory so renames and creations inside it are durable.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"errors"
-	"io"
 	"os"
 	"sync"
 )
@@ -33,16 +32,12 @@ type indexFile struct {
 	}
 }
 
+// openIndexFile reads an index file. A missing file is an empty index: it
+// is created by its first write, so a new partition creates no empty index
+// files.
 func openIndexFile(path string, entrySize int) (*indexFile, []byte, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := io.ReadAll(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
 	}
 	x := &indexFile{entrySize: entrySize}

@@ -368,6 +368,9 @@ func (m *Manager) OpenAll(reqs []OpenRequest, parallelism int) (map[TopicPartiti
 // leastLoadedDirLocked picks the log dir for a new partition: the one with
 // the fewest partitions, counting those on disk, open and being created.
 func (m *Manager) leastLoadedDirLocked() *logDir {
+	if len(m.dirs) == 1 {
+		return m.dirs[0]
+	}
 	count := make(map[*logDir]int, len(m.dirs))
 	for _, d := range m.mu.dirOf {
 		count[d]++
