@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -147,6 +148,65 @@ var controlPlaneAPIs = map[int16]bool{
 	int16(kmsg.Fetch):               true, // followers catch up before they are unfenced
 }
 
+// controllerAPIs are the APIs a controller answers on its quorum port
+// (ControllerHandler): the broker-to-controller RPCs of KIP-631 and
+// KIP-866, DescribeQuorum, and the admin requests brokers forward to the
+// controller (KIP-590). Kafka's controllers serve no client APIs (Metadata,
+// Produce, Fetch, groups): they are not brokers.
+var controllerAPIs = map[int16]bool{
+	int16(kmsg.ApiVersions):                true,
+	int16(kmsg.BrokerRegistration):         true,
+	int16(kmsg.BrokerHeartbeat):            true,
+	int16(kmsg.AlterPartition):             true,
+	int16(kmsg.AllocateProducerIDs):        true,
+	int16(kmsg.DescribeQuorum):             true,
+	int16(kmsg.CreateTopics):               true,
+	int16(kmsg.DeleteTopics):               true,
+	int16(kmsg.CreatePartitions):           true,
+	int16(kmsg.AlterConfigs):               true,
+	int16(kmsg.IncrementalAlterConfigs):    true,
+	int16(kmsg.ElectLeaders):               true,
+	int16(kmsg.AlterPartitionAssignments):  true,
+	int16(kmsg.ListPartitionReassignments): true,
+}
+
+// ControllerHandler returns the handler of this node's controller endpoint
+// on the quorum port: it serves only controllerAPIs (ApiVersions lists only
+// those) and answers at once, without waiting for this node's broker side
+// to be unfenced, since the controller answers the brokers' registrations.
+// Only Vltava brokers reach that port (it takes metadata.ControllerRPCByte
+// first) and they send every request with controller.ForwardClientID, so
+// admin requests are answered here rather than forwarded again. On a
+// controller-only node the Broker is assembled without partitions and
+// groups, which these APIs do not use.
+func (b *Broker) ControllerHandler() server.Handler { return controllerHandler{b} }
+
+// controllerHandler is the restricted view of a Broker served on the quorum
+// port. Thread-safety: as Broker's.
+type controllerHandler struct{ b *Broker }
+
+// VersionRange implements server.Handler.
+func (h controllerHandler) VersionRange(key int16) (int16, int16, bool) {
+	if !controllerAPIs[key] {
+		return 0, 0, false
+	}
+	return h.b.VersionRange(key)
+}
+
+// Handle implements server.Handler.
+func (h controllerHandler) Handle(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	if !controllerAPIs[r.Key] {
+		return nil, fmt.Errorf("API key %d is not served by a controller", r.Key)
+	}
+	resp, err := apis[r.Key].handle(h.b, ctx, r)
+	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && err == nil {
+		av.ApiKeys = slices.DeleteFunc(av.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool {
+			return !controllerAPIs[k.ApiKey]
+		})
+	}
+	return resp, err
+}
+
 // VersionRange implements server.Handler.
 func (b *Broker) VersionRange(key int16) (int16, int16, bool) {
 	a, ok := apis[key]
@@ -174,6 +234,9 @@ func (b *Broker) Handle(ctx context.Context, r *server.Request) (kmsg.Response, 
 // visible here: a produce right after CreateTopics finds the partitions.
 // A slow apply is not an error for the request that committed the change.
 func (b *Broker) awaitMetadata(ctx context.Context) {
+	if b.partitions == nil {
+		return // a controller-only node: nothing applies the image to partitions
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := b.partitions.WaitApplied(ctx, b.meta.Image().Offset()); err != nil {

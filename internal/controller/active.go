@@ -9,8 +9,10 @@
 //     leader balancing (auto.leader.rebalance.enable).
 //   - Client is every broker's path to the active controller: a local call
 //     when this node leads the quorum, otherwise a Kafka-protocol request to
-//     the leader's inter-broker listener; it implements the partition
-//     package's ControllerClient (AlterPartition) and forwards admin requests.
+//     the leader's quorum address (controller.quorum.voters), where every
+//     controller, dedicated or combined, serves the controller APIs behind
+//     metadata.ControllerRPCByte; it implements the partition package's
+//     ControllerClient (AlterPartition) and forwards admin requests.
 //   - Lifecycle registers this broker, heartbeats, and performs a controlled
 //     shutdown.
 //

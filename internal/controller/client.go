@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,26 +47,39 @@ type ClientOptions struct {
 	// directly.
 	Active     *Active
 	Controller *metadata.Controller
-	// ListenerName is inter.broker.listener.name: the listener of the
-	// controller node's registration that requests are sent to.
-	ListenerName string
-	Logger       *slog.Logger
+	// Voters is controller.quorum.voters: node id -> host:port. Every
+	// controller serves its Kafka-protocol controller APIs on that
+	// address, behind metadata.ControllerRPCByte, so the active controller
+	// is found from the quorum alone, never from the metadata image (a
+	// dedicated controller registers no endpoint there, and a restarted
+	// broker's image may lag for seconds).
+	Voters map[int32]string
+	Logger *slog.Logger
 }
 
 // Client is this broker's channel to the active controller (KRaft's
-// NodeToControllerChannelManager). Every call retries, until its context
-// ends, while there is no leader, the leader is unreachable, or the answer
-// is NOT_CONTROLLER.
+// NodeToControllerChannelManager). It sends to the raft leader's voter
+// address; when no leader is known, or the one it knows failed the last
+// attempt, it asks the voters in turn, as a Kafka broker walks
+// controller.quorum.voters (a voter that is not the leader answers
+// NOT_CONTROLLER). Every call retries, until its context ends, while there
+// is no leader, the leader is unreachable, or the answer is NOT_CONTROLLER.
 //
-// Thread-safety: safe for concurrent use; mu guards the connection cache.
+// Thread-safety: safe for concurrent use; mu guards the connection cache
+// and the voter rotation.
 type Client struct {
 	o           ClientOptions
 	logger      *slog.Logger
 	brokerEpoch atomic.Int64
+	// voterIDs is Voters' ids, sorted: the order voters are tried in.
+	voterIDs []int32
 
 	mu struct {
 		sync.Mutex
 		conns map[string]*rpcConn
+		// nextVoter indexes voterIDs: the voter to try next when the
+		// leader is unknown.
+		nextVoter int
 	}
 }
 
@@ -77,7 +90,7 @@ func NewClient(o ClientOptions) *Client {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{o: o, logger: o.Logger}
+	c := &Client{o: o, logger: o.Logger, voterIDs: slices.Sorted(maps.Keys(o.Voters))}
 	c.mu.conns = map[string]*rpcConn{}
 	c.brokerEpoch.Store(-1)
 	return c
@@ -104,29 +117,39 @@ func (c *Client) IsLocal() bool { return c.o.Active != nil && c.o.Active.IsActiv
 // ControllerID returns the active controller's node id, if known.
 func (c *Client) ControllerID() (int32, bool) { return c.o.Quorum.LeaderID() }
 
-// controllerConn returns the connection to the active controller's
-// inter-broker listener.
-func (c *Client) controllerConn() (*rpcConn, error) {
-	id, ok := c.o.Quorum.LeaderID()
-	if !ok {
-		return nil, fmt.Errorf("%w: no active controller", kerr.NotController)
+// controllerConn returns the connection to the controller to ask next: the
+// raft leader's voter address, unless it is unknown or already failed this
+// call (tried holds the addresses that did), in which case the next voter in
+// turn that has not. Once every voter has failed, it starts over.
+func (c *Client) controllerConn(tried map[string]bool) (*rpcConn, error) {
+	if len(c.voterIDs) == 0 {
+		return nil, fmt.Errorf("%w: no controller.quorum.voters to reach the controller at", kerr.NotController)
 	}
-	b, ok := c.o.Quorum.Image().Broker(id)
-	if !ok || len(b.Endpoints) == 0 {
-		return nil, fmt.Errorf("%w: active controller %d has no registered endpoint yet", kerr.NotController, id)
-	}
-	ep := b.Endpoints[0]
-	for _, e := range b.Endpoints {
-		if e.Name == c.o.ListenerName {
-			ep = e
-		}
-	}
-	addr := net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	pick := func() string {
+		if id, ok := c.o.Quorum.LeaderID(); ok {
+			if a, ok := c.o.Voters[id]; ok && !tried[a] {
+				return a
+			}
+		}
+		for range c.voterIDs {
+			a := c.o.Voters[c.voterIDs[c.mu.nextVoter%len(c.voterIDs)]]
+			c.mu.nextVoter++
+			if !tried[a] {
+				return a
+			}
+		}
+		return ""
+	}
+	addr := pick()
+	if addr == "" {
+		clear(tried)
+		addr = pick()
+	}
 	cn, ok := c.mu.conns[addr]
 	if !ok {
-		cn = newRPCConn(addr, ForwardClientID)
+		cn = newRPCConn(addr, ForwardClientID, metadata.ControllerRPCByte)
 		c.mu.conns[addr] = cn
 	}
 	return cn, nil
@@ -147,16 +170,20 @@ func retriable(err error) bool {
 // until ctx ends.
 func (c *Client) call(ctx context.Context, local func() error, req kmsg.Request, remote func(kmsg.Response) error) error {
 	var last error
+	tried := map[string]bool{}
 	for {
 		var err error
 		if c.IsLocal() && local != nil {
 			err = local()
 		} else {
 			var cn *rpcConn
-			if cn, err = c.controllerConn(); err == nil {
+			if cn, err = c.controllerConn(tried); err == nil {
 				var resp kmsg.Response
 				if resp, err = cn.call(ctx, req); err == nil {
 					err = remote(resp)
+				}
+				if err != nil {
+					tried[cn.addr] = true
 				}
 			}
 		}

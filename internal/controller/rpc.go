@@ -14,20 +14,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// rpcConn is one Kafka-protocol connection from this node to another
-// node's broker listener, used for the broker-to-controller RPCs
-// (BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds)
-// and forwarded admin requests. Requests on a connection are strictly
-// sequential (one in flight), which is all the control plane needs.
+// rpcConn is one Kafka-protocol connection from this node to a controller's
+// quorum port, used for the broker-to-controller RPCs (BrokerRegistration,
+// BrokerHeartbeat, AlterPartition, AllocateProducerIds) and forwarded admin
+// requests. Requests on a connection are strictly sequential (one in
+// flight), which is all the control plane needs.
 //
-// Wire format: Kafka's size-prefixed frames; request header v1 (v2 for
-// flexible versions, whose tagged fields are always empty here); response
-// header v0 (v1 with tagged fields for flexible versions).
+// Wire format: one marker byte right after connecting (the quorum port's
+// metadata.ControllerRPCByte, which routes the connection to the
+// controller's Kafka endpoint), then Kafka's size-prefixed frames; request
+// header v1 (v2 for flexible versions, whose tagged fields are always empty
+// here); response header v0 (v1 with tagged fields for flexible versions).
 //
 // Thread-safety: call is safe for concurrent use; calls are serialized by mu.
 type rpcConn struct {
-	addr string
-	fmt  *kmsg.RequestFormatter
+	addr   string
+	marker byte
+	fmt    *kmsg.RequestFormatter
 
 	mu struct {
 		sync.Mutex
@@ -37,8 +40,8 @@ type rpcConn struct {
 	}
 }
 
-func newRPCConn(addr, clientID string) *rpcConn {
-	return &rpcConn{addr: addr, fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
+func newRPCConn(addr, clientID string, marker byte) *rpcConn {
+	return &rpcConn{addr: addr, marker: marker, fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
 }
 
 // maxRPCResponse bounds a control-plane response; they are small.
@@ -53,6 +56,11 @@ func (c *rpcConn) call(ctx context.Context, req kmsg.Request) (kmsg.Response, er
 		d := net.Dialer{Timeout: 5 * time.Second}
 		conn, err := d.DialContext(ctx, "tcp", c.addr)
 		if err != nil {
+			return nil, err
+		}
+		conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := conn.Write([]byte{c.marker}); err != nil {
+			conn.Close()
 			return nil, err
 		}
 		c.mu.conn, c.mu.r = conn, bufio.NewReader(conn)

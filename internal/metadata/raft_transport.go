@@ -13,11 +13,18 @@ import (
 )
 
 // raftStreamLayer is the TCP stream layer under raft's NetworkTransport. It
-// shares the controller listener's port between raft's RPCs and Vltava's
-// join RPC (see raft_join.go) by looking at the first byte of each accepted
-// connection: raft's NetworkTransport starts every connection with an RPC
-// type byte (0..4 in raft v1.8), the join RPC with joinRPCByte. Raft
-// connections are handed to raft's Accept with that byte put back.
+// shares the controller listener's port between three protocols by looking
+// at the first byte of each accepted connection:
+//
+//   - raft's NetworkTransport starts every connection with an RPC type byte
+//     (0..4 in raft v1.8); raft connections are handed to raft's Accept with
+//     that byte put back;
+//   - the join RPC (raft_join.go) starts with joinRPCByte;
+//   - Kafka-protocol connections to this node's controller (brokers'
+//     registrations, heartbeats, AlterPartition, forwarded admin requests)
+//     start with ControllerRPCByte, which is consumed; the rest of the
+//     stream is ordinary Kafka request frames, handed to whoever accepts
+//     from ControllerListener.
 //
 // Thread-safety: safe for concurrent use; Close is idempotent.
 type raftStreamLayer struct {
@@ -31,13 +38,27 @@ type raftStreamLayer struct {
 	join func(conn net.Conn, r *bufio.Reader)
 
 	raftConns chan net.Conn
-	closeOnce sync.Once
-	closed    chan struct{}
+	// controller receives the connections that start with
+	// ControllerRPCByte.
+	controller *controllerListener
+	closeOnce  sync.Once
+	closed     chan struct{}
 }
 
 // joinRPCByte starts a join RPC connection. It is far from raft's RPC type
 // bytes so a future raft RPC type cannot collide with it.
 const joinRPCByte byte = 'J'
+
+// ControllerRPCByte starts a Kafka-protocol connection to a controller on its
+// quorum port (controller.quorum.voters host:port). It can start neither a
+// raft RPC (raft's type bytes are small integers, 0..4 in raft v1.8, and
+// grow by one per new RPC type) nor a join request (joinRPCByte). A plain
+// Kafka client cannot produce it by accident either: its first byte is the
+// top byte of a frame size, and 'K' (0x4b) would announce a frame over 1
+// GiB, beyond any socket.request.max.bytes, so nothing Kafka would accept is
+// mistaken for it. A dialer writes it once, right after connecting, and
+// then speaks Kafka's protocol.
+const ControllerRPCByte byte = 'K'
 
 // firstByteTimeout bounds how long an accepted connection may stay silent
 // before the layer knows which protocol it speaks.
@@ -50,6 +71,7 @@ func newRaftStreamLayer(ln net.Listener, logger *slog.Logger, advertise string, 
 		ln: ln, logger: logger, advertise: advertise, join: join,
 		raftConns: make(chan net.Conn), closed: make(chan struct{}),
 	}
+	s.controller = &controllerListener{stream: s, conns: make(chan net.Conn), closed: make(chan struct{})}
 	go s.acceptLoop()
 	return s
 }
@@ -79,7 +101,8 @@ func (s *raftStreamLayer) acceptLoop() {
 	}
 }
 
-// route reads the first byte of conn and hands it to raft or the join RPC.
+// route reads the first byte of conn and hands it to raft, the join RPC or
+// the controller listener.
 func (s *raftStreamLayer) route(conn net.Conn) {
 	br := bufio.NewReader(conn)
 	conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
@@ -89,13 +112,18 @@ func (s *raftStreamLayer) route(conn net.Conn) {
 		conn.Close()
 		return
 	}
-	if b[0] == joinRPCByte {
+	switch b[0] {
+	case joinRPCByte:
 		br.Discard(1)
 		if s.join == nil {
 			conn.Close()
 			return
 		}
 		s.join(conn, br)
+		return
+	case ControllerRPCByte:
+		br.Discard(1)
+		s.controller.deliver(&bufferedConn{Conn: conn, r: br})
 		return
 	}
 	select {
@@ -144,6 +172,59 @@ func (a advertisedAddr) String() string { return string(a) }
 func (s *raftStreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	return net.DialTimeout("tcp", string(address), timeout)
 }
+
+// controllerListener is the net.Listener of the Kafka-protocol connections
+// that reached the quorum port with ControllerRPCByte (the byte already
+// consumed). Closing it stops only its own Accept; the port stays raft's. A
+// connection nobody accepts within firstByteTimeout (a node that does not
+// serve the controller APIs) is closed, and the dialer tries another
+// controller.
+//
+// Thread-safety: safe for concurrent use; Close is idempotent.
+type controllerListener struct {
+	stream    *raftStreamLayer
+	conns     chan net.Conn
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+var _ net.Listener = (*controllerListener)(nil)
+
+func (c *controllerListener) deliver(conn net.Conn) {
+	t := time.NewTimer(firstByteTimeout)
+	defer t.Stop()
+	select {
+	case c.conns <- conn:
+	case <-c.closed:
+		conn.Close()
+	case <-c.stream.closed:
+		conn.Close()
+	case <-t.C:
+		conn.Close()
+	}
+}
+
+// Accept implements net.Listener.
+func (c *controllerListener) Accept() (net.Conn, error) {
+	select {
+	case conn := <-c.conns:
+		return conn, nil
+	case <-c.closed:
+		return nil, net.ErrClosed
+	case <-c.stream.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close implements net.Listener.
+func (c *controllerListener) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// Addr implements net.Listener: the bound quorum address (not the
+// advertised one, which for a single-node quorum is a placeholder).
+func (c *controllerListener) Addr() net.Addr { return c.stream.ln.Addr() }
 
 // bufferedConn is a connection whose first bytes were already read into r.
 type bufferedConn struct {

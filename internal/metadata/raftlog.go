@@ -91,6 +91,7 @@ type RaftLog struct {
 
 	pub       *Publisher
 	store     *raftStore
+	stream    *raftStreamLayer
 	transport *trackingTransport
 	raft      *raft.Raft
 	observer  *raft.Observer
@@ -231,6 +232,7 @@ func OpenRaftLog(cfg RaftConfig) (*RaftLog, error) {
 	}
 
 	stream := newRaftStreamLayer(ln, l.logger, l.advertiseAddr, l.serveJoin)
+	l.stream = stream
 	l.transport = newTrackingTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  stream,
 		MaxPool: 3,
@@ -323,6 +325,12 @@ func (l *RaftLog) watchLeadership(ch chan raft.Observation) {
 		}
 	}
 }
+
+// ControllerListener returns the listener of the Kafka-protocol connections
+// that brokers open to this node's controller on the quorum port (see
+// ControllerRPCByte). A controller serves the controller APIs on it; it ends
+// when the log closes. Its Addr is the address the quorum port is bound to.
+func (l *RaftLog) ControllerListener() net.Listener { return l.stream.controller }
 
 // Image implements Log.
 func (l *RaftLog) Image() *Image { return l.pub.Image() }

@@ -7,6 +7,14 @@
 // controller duties when it leads that quorum, and the broker lifecycle
 // (registration, heartbeats, controlled shutdown) against whichever node is
 // the active controller.
+//
+// process.roles picks the parts: a controller (a raft voter) runs the
+// controller duties and serves the controller APIs on its quorum port
+// (controller.quorum.voters host:port, behind metadata.ControllerRPCByte),
+// where brokers reach it; a broker runs the partitions, the group
+// coordinator, the client listeners and the lifecycle. A dedicated
+// controller (process.roles=controller) is not a broker: it never
+// registers, holds no partitions and serves no clients, as in KRaft.
 package node
 
 import (
@@ -14,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -33,8 +42,9 @@ import (
 	"github.com/vltava/vltava/internal/storage"
 )
 
-// Node is a running broker (and, with process.roles containing controller,
-// a metadata quorum voter).
+// Node is a running broker, controller, or both (process.roles). The
+// broker parts (lifecycle, store, partitions, replicas, groups, server) are
+// nil on a controller-only node; active is nil on a broker-only node.
 type Node struct {
 	cfg        *config.Broker
 	log        *slog.Logger
@@ -48,6 +58,9 @@ type Node struct {
 	replicas   *replication.Manager
 	groups     *group.Coordinator
 	server     *server.Server
+	// quorumServer serves the controller APIs on the quorum port of a
+	// controller; nil on a broker-only node.
+	quorumServer *server.Server
 	// clusterIDMu guards clusterID, which changes once when a new node
 	// adopts the cluster's id (adoptClusterID).
 	clusterIDMu sync.Mutex
@@ -110,10 +123,22 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 			Logger:            log.With("component", "controller"),
 		})
 	}
+	voters := quorumVoters(cfg)
+	if len(cfg.Voters) == 0 {
+		// A single node's raft address is a placeholder; its controller
+		// endpoint is wherever the quorum port was bound.
+		voters[cfg.NodeID] = n.meta.ControllerListener().Addr().String()
+	}
 	n.channel = controller.NewClient(controller.ClientOptions{
 		NodeID: cfg.NodeID, Quorum: n.meta, Active: n.active, Controller: n.controller,
-		ListenerName: cfg.InterBrokerListenerName, Logger: log.With("component", "controller-channel"),
+		Voters: voters, Logger: log.With("component", "controller-channel"),
 	})
+	if !isBroker(cfg) {
+		if err := n.startControllerOnly(); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
 
 	n.store, err = storage.OpenManager(storage.ManagerConfig{
 		Dirs:                   cfg.LogDirs,
@@ -199,6 +224,13 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	for name, addr := range n.server.Addrs() {
 		log.Info("listening", "listener", name, "addr", addr.String())
 	}
+	if isController(cfg) {
+		// Before registering: the other brokers (and this one) register
+		// through the active controller's quorum port.
+		if err := n.serveControllerAPIs(b); err != nil {
+			return nil, err
+		}
+	}
 
 	// Register with the active controller and wait to be unfenced before
 	// serving clients (the listeners are bound so the registration can
@@ -257,8 +289,74 @@ func (n *Node) adoptClusterID(img *metadata.Image) {
 	n.clusterIDMu.Unlock()
 }
 
+// startControllerOnly finishes starting a dedicated controller
+// (process.roles=controller): it serves the controller APIs on the quorum
+// port and nothing else. It has no log dirs to open (its log.dirs hold only
+// meta.properties and the metadata quorum), does not register as a broker,
+// and is ready at once; its Active takes up the controller duties whenever
+// it leads the quorum.
+func (n *Node) startControllerOnly() error {
+	n.meta.Subscribe(func(_, img *metadata.Image) { n.adoptClusterID(img) })
+	b := broker.New(broker.Options{
+		Config:     n.cfg,
+		ClusterID:  n.clusterID,
+		Meta:       n.meta,
+		Controller: n.controller,
+		Channel:    n.channel,
+		Active:     n.active,
+		Quorum:     n.meta,
+		Logger:     n.log.With("component", "broker"),
+	})
+	if err := n.serveControllerAPIs(b); err != nil {
+		return err
+	}
+	close(n.ready)
+	n.log.Info("vltava controller started", "node.id", n.cfg.NodeID, "cluster.id", n.ClusterID(),
+		"quorum_addr", n.meta.ControllerListener().Addr().String())
+	return nil
+}
+
+// serveControllerAPIs serves b's controller APIs (broker.ControllerHandler)
+// on the connections brokers open to this controller's quorum port.
+func (n *Node) serveControllerAPIs(b *broker.Broker) error {
+	n.quorumServer = server.New(server.Config{
+		MaxRequestSize: n.cfg.SocketRequestMaxBytes,
+		IdleTimeout:    time.Duration(n.cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+	}, b.ControllerHandler(), n.log.With("component", "controller-server"))
+	name := "CONTROLLER"
+	if len(n.cfg.ControllerListenerNames) > 0 {
+		name = n.cfg.ControllerListenerNames[0]
+	}
+	proto := n.cfg.ListenerSecurityProtocolMap[name]
+	if proto == "" {
+		proto = "PLAINTEXT"
+	}
+	ln := n.meta.ControllerListener()
+	if err := n.quorumServer.Serve(ln, server.ListenerConfig{Name: name, SecurityProtocol: proto}); err != nil {
+		return err
+	}
+	n.log.Info("serving controller APIs on the quorum port", "listener", name, "addr", ln.Addr().String())
+	return nil
+}
+
 // isController reports whether process.roles contains controller.
 func isController(cfg *config.Broker) bool { return slices.Contains(cfg.ProcessRoles, "controller") }
+
+// isBroker reports whether process.roles contains broker.
+func isBroker(cfg *config.Broker) bool { return slices.Contains(cfg.ProcessRoles, "broker") }
+
+// quorumVoters is controller.quorum.voters as node id -> host:port; without
+// voters, this node alone at singleVoterAddr.
+func quorumVoters(cfg *config.Broker) map[int32]string {
+	voters := map[int32]string{}
+	for _, v := range cfg.Voters {
+		voters[v.ID] = net.JoinHostPort(v.Host, strconv.Itoa(v.Port))
+	}
+	if len(voters) == 0 {
+		voters[cfg.NodeID] = singleVoterAddr
+	}
+	return voters
+}
 
 // openQuorum opens the metadata log: a raft quorum of controller.quorum.voters
 // (this node votes if it is a controller), or of this node alone when no
@@ -270,11 +368,8 @@ func openQuorum(cfg *config.Broker, log *slog.Logger) (*metadata.RaftLog, error)
 		NodeID: cfg.NodeID,
 		Dir:    filepath.Join(cfg.MetadataLogDir, metadata.MetadataPartitionDir),
 		Voter:  isController(cfg),
-		Voters: map[int32]string{},
+		Voters: quorumVoters(cfg),
 		Logger: log,
-	}
-	for _, v := range cfg.Voters {
-		rc.Voters[v.ID] = net.JoinHostPort(v.Host, strconv.Itoa(v.Port))
 	}
 	var ctrlListener *config.Listener
 	for _, l := range cfg.Listeners {
@@ -284,10 +379,9 @@ func openQuorum(cfg *config.Broker, log *slog.Logger) (*metadata.RaftLog, error)
 		}
 	}
 	switch {
-	case len(rc.Voters) == 0:
+	case len(cfg.Voters) == 0:
 		// A single-node cluster: one voter, which elects itself at once.
 		rc.Voter = true
-		rc.Voters[cfg.NodeID] = singleVoterAddr
 		rc.BindAddr = "127.0.0.1:0"
 		if ctrlListener != nil {
 			rc.BindAddr = ctrlListener.Addr()
@@ -379,8 +473,18 @@ func securityProtocolID(name string) int16 {
 	}
 }
 
-// Addrs returns the bound address of each listener.
-func (n *Node) Addrs() map[string]net.Addr { return n.server.Addrs() }
+// Addrs returns the bound address of each listener: the client listeners of
+// a broker, and a controller's quorum address under its controller
+// listener's name.
+func (n *Node) Addrs() map[string]net.Addr {
+	addrs := map[string]net.Addr{}
+	for _, s := range []*server.Server{n.server, n.quorumServer} {
+		if s != nil {
+			maps.Copy(addrs, s.Addrs())
+		}
+	}
+	return addrs
+}
 
 // ClusterID is the cluster's id.
 func (n *Node) ClusterID() string {
@@ -427,6 +531,7 @@ func (n *Node) closeAll(controlled bool) error {
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
 	}
+
 	if n.groups != nil {
 		// After the listeners: no request is left to park on a group.
 		n.groups.Close()
@@ -436,6 +541,12 @@ func (n *Node) closeAll(controlled bool) error {
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
+	}
+	if n.quorumServer != nil {
+		// Last before the controller duties stop: while this node still
+		// leads the quorum, the other brokers' heartbeats and controlled
+		// shutdowns reach it here.
+		errs = append(errs, n.quorumServer.Close())
 	}
 	if n.active != nil {
 		n.active.Close()

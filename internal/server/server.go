@@ -87,12 +87,39 @@ func (s *Server) Start() error {
 		bound = append(bound, &listener{cfg: lc, ln: ln})
 	}
 	s.mu.Lock()
-	s.mu.listeners = bound
+	if s.mu.closed {
+		s.mu.Unlock()
+		for _, l := range bound {
+			l.ln.Close()
+		}
+		return errors.New("server closed")
+	}
+	s.mu.listeners = append(s.mu.listeners, bound...)
 	s.mu.Unlock()
 	for _, l := range bound {
 		s.wg.Add(1)
 		go s.accept(l)
 	}
+	return nil
+}
+
+// Serve accepts connections from ln, which the caller has bound (e.g. the
+// controller's share of the quorum port), and serves them as listener cfg
+// (cfg.Addr is ignored). It returns at once; the server owns ln from then
+// on, reports it in Addrs under cfg.Name and closes it on Close. It may be
+// called before or after Start, which it does not affect.
+func (s *Server) Serve(ln net.Listener, cfg ListenerConfig) error {
+	l := &listener{cfg: cfg, ln: ln}
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return errors.New("server closed")
+	}
+	s.mu.listeners = append(s.mu.listeners, l)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.accept(l)
 	return nil
 }
 
