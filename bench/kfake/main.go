@@ -56,6 +56,7 @@ func main() {
 func run() error {
 	var (
 		addr       = flag.String("addr", "127.0.0.1:9092", "host:port to listen on")
+		brokers    = flag.Int("brokers", 1, "number of brokers in the cluster; the first listens on -addr, the others on ephemeral ports of the same host")
 		partitions = flag.Int("partitions", 1, "partitions for auto-created topics and CreateTopics with -1 (Kafka's num.partitions)")
 		seedTopics = flag.String("seed-topics", "", "comma-separated topics to create at startup")
 		autoCreate = flag.Bool("auto-create", true, "allow Metadata requests to auto-create topics (auto.create.topics.enable)")
@@ -76,10 +77,19 @@ func run() error {
 	}
 	// kfake always asks for 127.0.0.1:<port>; ListenFn lets us honour the
 	// host from -addr (and port 0) instead.
-	listen := func(network, _ string) (net.Listener, error) { return net.Listen(network, *addr) }
+	listened := 0
+	listen := func(network, _ string) (net.Listener, error) {
+		a := *addr
+		if listened > 0 {
+			host, _, _ := net.SplitHostPort(*addr)
+			a = net.JoinHostPort(host, "0")
+		}
+		listened++
+		return net.Listen(network, a)
+	}
 
 	opts := []kfake.Opt{
-		kfake.NumBrokers(1),
+		kfake.NumBrokers(*brokers),
 		kfake.ListenFn(listen),
 		kfake.DefaultNumPartitions(*partitions),
 		kfake.WithLogger(kfake.BasicLogger(os.Stderr, level)),
@@ -105,9 +115,9 @@ func run() error {
 		return err
 	}
 	addrs := c.ListenAddrs()
-	if len(addrs) != 1 {
+	if len(addrs) != *brokers {
 		c.Close()
-		return fmt.Errorf("expected one listener, got %v", addrs)
+		return fmt.Errorf("expected %d listeners, got %v", *brokers, addrs)
 	}
 	fmt.Printf("kfake ready on %s\n", addrs[0])
 

@@ -90,6 +90,7 @@ func scenarios() []scenario {
 		scenario{name: "1000 partitions", kind: "partitions", recordSize: 1024, records: 300_000, partitions: 1000},
 		scenario{name: "10000 partitions", kind: "partitions", recordSize: 1024, records: 100_000, partitions: 10_000, vltavaOnly: true},
 		scenario{name: "restart after SIGKILL, 2 GiB log", kind: "restart", recordSize: 1024, logBytes: 2 << 30, partitions: 8, vltavaOnly: true},
+		scenario{name: "3 nodes, rf=3 acks=all 1KiB p=3", kind: "cluster3", recordSize: 1024, records: 300_000, acks: "all", compression: "none", partitions: 3},
 	)
 	return ss
 }
@@ -275,16 +276,30 @@ func (b *syncBuffer) gcPauses(offset int) []float64 {
 
 func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, time.Duration, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	var cmd *exec.Cmd
 	if impl == "vltava" {
-		args := []string{"server", "--override", "listeners=PLAINTEXT://" + addr, "--override", "log.dirs=" + dir, "--log-level", "warn"}
-		for _, x := range extra {
-			args = append(args, "--override", x)
-		}
-		cmd = exec.Command(e.vltava, args...)
-	} else {
-		cmd = exec.Command(e.kfake, "-addr", addr, "-log-level", "none")
+		return startBrokerArgs(e, dir, addr, append([]string{"listeners=PLAINTEXT://" + addr}, extra...))
 	}
+	args := []string{"-addr", addr, "-log-level", "none"}
+	for _, x := range extra {
+		if n, ok := strings.CutPrefix(x, "brokers="); ok {
+			args = append(args, "-brokers", n)
+		}
+	}
+	return launch(exec.Command(e.kfake, args...), impl, addr, dir)
+}
+
+// startBrokerArgs starts a Vltava node with the given config overrides;
+// addr is where it serves clients.
+func startBrokerArgs(e env, dir, addr string, overrides []string) (*broker, time.Duration, error) {
+	args := []string{"server", "--override", "log.dirs=" + dir, "--log-level", "warn"}
+	for _, x := range overrides {
+		args = append(args, "--override", x)
+	}
+	return launch(exec.Command(e.vltava, args...), "vltava", addr, dir)
+}
+
+// launch starts a broker process and waits until it serves.
+func launch(cmd *exec.Cmd, impl, addr, dir string) (*broker, time.Duration, error) {
 	b := &broker{cmd: cmd, addr: addr, dir: dir, impl: impl, log: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = b.log, b.log
 	// Both brokers are Go programs: gctrace reports their GC pauses.
@@ -406,6 +421,13 @@ func num(m map[string]any, k string) float64 {
 }
 
 func measure(e env, impl string, s scenario, i int) (m measurement) {
+	if s.kind == "cluster3" {
+		m = measureCluster(e, impl, s)
+		if *verbose || !m.ok {
+			fmt.Fprintf(os.Stderr, "bench: %s %s run %d: ok=%v %s (%.0f rec/s, %.2fs cpu)\n", s.name, impl, i+1, m.ok, m.err, m.recPerSec, m.cpuSeconds)
+		}
+		return m
+	}
 	dir, err := os.MkdirTemp(e.base, impl+"-")
 	if err != nil {
 		return measurement{err: err.Error()}
@@ -663,4 +685,88 @@ func memTotal() string {
 		}
 	}
 	return "unknown RAM"
+}
+
+// measureCluster runs a produce scenario on three brokers: three Vltava
+// nodes (each a broker and a quorum voter, topics replicated three ways,
+// min.insync.replicas=2), or one kfake process with three brokers. CPU and
+// peak RSS are summed over the processes.
+func measureCluster(e env, impl string, s scenario) measurement {
+	fail := func(err error) measurement { return measurement{err: err.Error()} }
+	var procs []*broker
+	defer func() {
+		for _, b := range procs {
+			b.stop()
+		}
+	}()
+	if impl == "kfake" {
+		dir, err := os.MkdirTemp(e.base, "kfake-")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(dir)
+		b, _, err := startBroker(e, impl, dir, freePort(), "brokers=3")
+		if err != nil {
+			return fail(err)
+		}
+		procs = append(procs, b)
+	} else {
+		var bports, cports []int
+		var voters []string
+		for i := 1; i <= 3; i++ {
+			bports, cports = append(bports, freePort()), append(cports, freePort())
+			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i, cports[i-1]))
+		}
+		type started struct {
+			b   *broker
+			err error
+		}
+		ch := make(chan started, 3)
+		for i := 1; i <= 3; i++ {
+			dir, err := os.MkdirTemp(e.base, "vltava-")
+			if err != nil {
+				return fail(err)
+			}
+			defer os.RemoveAll(dir)
+			go func() {
+				b, _, err := startBrokerArgs(e, dir, fmt.Sprintf("127.0.0.1:%d", bports[i-1]), []string{
+					fmt.Sprintf("node.id=%d", i),
+					fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", bports[i-1], cports[i-1]),
+					"controller.quorum.voters=" + strings.Join(voters, ","),
+					"controller.listener.names=CONTROLLER",
+					"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+					"default.replication.factor=3", "min.insync.replicas=2", "offsets.topic.replication.factor=3",
+				})
+				ch <- started{b, err}
+			}()
+		}
+		for range 3 {
+			r := <-ch
+			if r.err != nil {
+				return fail(r.err)
+			}
+			procs = append(procs, r.b)
+		}
+	}
+	cpu := func() float64 {
+		var sum float64
+		for _, b := range procs {
+			sum += b.cpuSeconds()
+		}
+		return sum
+	}
+	cpu0 := cpu()
+	rep, err := perf(e, procs[0], "produce", "bench", "--num-records", strconv.FormatInt(s.records, 10),
+		"--acks", s.acks, "--compression", s.compression, "--partitions", strconv.Itoa(s.partitions),
+		"--record-size", strconv.Itoa(s.recordSize))
+	if err != nil {
+		return fail(err)
+	}
+	m := fromReport(rep)
+	m.cpuSeconds = cpu() - cpu0
+	for _, b := range procs {
+		m.peakRSSMiB += b.peakRSSMiB()
+	}
+	m.ok = true
+	return m
 }
