@@ -119,6 +119,9 @@ type Coordinator struct {
 type shard struct {
 	partition int32
 	loaded    bool
+	// leaderEpoch is the partition's leader epoch when this broker began
+	// leading it (set by ApplyImage; -1 when unknown).
+	leaderEpoch int32
 }
 
 // Options assemble a Coordinator.
@@ -199,12 +202,35 @@ func (c *Coordinator) ApplyImage(img *metadata.Image) {
 		return
 	}
 	var led []int32
+	epochs := make(map[int32]int32)
 	for _, p := range t.Partitions {
 		if p.Leader == c.cfg.NodeID {
 			led = append(led, p.Partition)
+			epochs[p.Partition] = p.LeaderEpoch
 		}
 	}
+	// A partition whose leader epoch moved while it stayed led here (the
+	// image skipped a 1→2→1 change) may have been written by another
+	// leader: unload it so it is loaded again from the log.
+	c.mu.Lock()
+	var stale []int32
+	for p, e := range epochs {
+		if s, ok := c.mu.shards[p]; ok && s.leaderEpoch >= 0 && s.leaderEpoch != e {
+			stale = append(stale, p)
+		}
+	}
+	c.mu.Unlock()
+	if len(stale) > 0 {
+		c.Reconcile(slices.DeleteFunc(slices.Clone(led), func(p int32) bool { return slices.Contains(stale, p) }), int32(len(t.Partitions)))
+	}
 	c.Reconcile(led, int32(len(t.Partitions)))
+	c.mu.Lock()
+	for p, e := range epochs {
+		if s, ok := c.mu.shards[p]; ok {
+			s.leaderEpoch = e
+		}
+	}
+	c.mu.Unlock()
 }
 
 // Reconcile sets the partitions led here and the topic's partition count
@@ -230,7 +256,7 @@ func (c *Coordinator) Reconcile(led []int32, partitionCount int32) {
 	var load []*shard
 	for _, p := range led {
 		if _, ok := c.mu.shards[p]; !ok {
-			s := &shard{partition: p}
+			s := &shard{partition: p, leaderEpoch: -1}
 			c.mu.shards[p] = s
 			load = append(load, s)
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // fakeClock is a settable clock for commit timestamps and expiry.
@@ -203,4 +205,46 @@ func TestListGroupsFilters(t *testing.T) {
 			t.Errorf("ListGroups(%v, %v) = %v, want %v", tc.states, tc.types, ids, tc.want)
 		}
 	}
+}
+
+// offsetsImage is a metadata image whose __consumer_offsets partitions are
+// all led by node 1 at the given leader epoch.
+func offsetsImage(t *testing.T, partitions int32, epoch int32) *metadata.Image {
+	t.Helper()
+	id := metadata.Uuid{1, 2, 3}
+	recs := []metadata.Record{&metadata.TopicRecord{Name: metadata.ConsumerOffsetsTopic, TopicID: id}}
+	for p := int32(0); p < partitions; p++ {
+		recs = append(recs, &metadata.PartitionRecord{TopicID: id, Partition: p, Replicas: []int32{1}, ISR: []int32{1},
+			Leader: 1, LeaderEpoch: epoch})
+	}
+	img, err := metadata.EmptyImage().Apply(int64(len(recs)-1), recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// A partition that stayed led here across images but whose leader epoch
+// moved (another broker led it in between, unseen) is loaded again, so
+// what the other leader wrote is not lost.
+func TestLeaderEpochChangeReloadsPartition(t *testing.T) {
+	log := newMemLog()
+	cfg := testConfig()
+	c := NewCoordinator(Options{Config: cfg, Log: log})
+	t.Cleanup(c.Close)
+	c.ApplyImage(offsetsImage(t, cfg.NumPartitions, 0))
+	waitFor(t, func() bool { _, err := c.ListGroups(nil, nil); return err == nil })
+	tp := TopicPartition{"t", 0}
+	commit(t, c, "g", map[TopicPartition]int64{tp: 1})
+
+	// Meanwhile another leader committed to the same partition.
+	other := newTestCoordinator(t, cfg, log, nil)
+	commit(t, other, "g", map[TopicPartition]int64{tp: 7})
+	other.Close()
+
+	c.ApplyImage(offsetsImage(t, cfg.NumPartitions, 2))
+	waitFor(t, func() bool {
+		got, err := c.FetchOffsets("g", []TopicPartition{tp})
+		return err == nil && got[0].Offset == 7
+	})
 }

@@ -1,7 +1,9 @@
 package group
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -16,6 +18,9 @@ import (
 type PartitionLog struct {
 	NodeID     int32
 	Partitions *partition.Manager
+	// CommitTimeout is offsets.commit.timeout.ms: how long an append waits
+	// for the in-sync replicas; zero means Kafka's default, 5 s.
+	CommitTimeout time.Duration
 }
 
 func (l PartitionLog) led(p int32) (*partition.Partition, error) {
@@ -33,15 +38,26 @@ func (l PartitionLog) led(p int32) (*partition.Partition, error) {
 // as for validation (the newest; the batches are uncompressed anyway).
 const produceVersion = 11
 
-// Append implements OffsetsLog. It waits for the in-sync replicas
-// (acks=all), as Kafka's coordinator does.
+// Append implements OffsetsLog. Like Kafka's coordinator it writes with
+// acks=all: min.insync.replicas is checked before the append, and the
+// append is acknowledged only once every in-sync replica has it (the high
+// watermark covers it), so a commit survives the loss of the leader.
 func (l PartitionLog) Append(p int32, batch []byte) error {
 	part, err := l.led(p)
 	if err != nil {
 		return err
 	}
-	_, err = part.Append(batch, -1, produceVersion)
-	return err
+	info, err := part.Append(batch, -1, produceVersion)
+	if err != nil {
+		return err
+	}
+	timeout := l.CommitTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return part.AwaitReplication(ctx, info.LastOffset+1)
 }
 
 // Bounds implements OffsetsLog.

@@ -168,7 +168,8 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	})
 	n.groups = group.NewCoordinator(group.Options{
 		Config: group.ConfigFromBroker(cfg),
-		Log:    group.PartitionLog{NodeID: cfg.NodeID, Partitions: n.partitions},
+		Log: group.PartitionLog{NodeID: cfg.NodeID, Partitions: n.partitions,
+			CommitTimeout: msDuration(int64(cfg.OffsetsCommitTimeoutMs))},
 		Logger: log.With("component", "groups"),
 	})
 	// Every committed metadata change reaches the partitions in order,
