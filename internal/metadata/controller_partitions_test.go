@@ -205,3 +205,47 @@ func TestRackAwarePlacementSpreadsRacks(t *testing.T) {
 		}
 	}
 }
+
+// auto.leader.rebalance.enable: partitions whose preferred replica is back
+// in the ISR move back to it once the broker's share of misplaced
+// leaderships exceeds leader.imbalance.per.broker.percentage.
+func TestBalanceLeaders(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newTestController(t, 3, ControllerConfig{})
+	epochOf := func(id int32) int64 { b, _ := c.Image().Broker(id); return b.Epoch }
+	res := createOne(t, c, CreateTopic{Name: "bal", NumPartitions: -1, ReplicationFactor: -1,
+		Assignment: map[int32][]int32{0: {0, 1, 2}, 1: {0, 2, 1}, 2: {1, 0, 2}}})
+	wantKafkaError(t, res.Err, nil)
+	if err := c.FenceBroker(ctx, 0, epochOf(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.UnfenceBroker(ctx, 0, epochOf(0)); err != nil {
+		t.Fatal(err)
+	}
+	// The new leaders take broker 0 back into their ISRs.
+	top := topicNamed(t, c, "bal")
+	for _, pi := range []int32{0, 1} {
+		p, _ := c.Image().Partition("bal", pi)
+		if p.Leader == 0 {
+			t.Fatalf("partition %d still led by the fenced broker", pi)
+		}
+		isr := append(slices.Clone(p.ISR), 0)
+		r, _ := c.AlterPartition(ctx, p.Leader, epochOf(p.Leader), []AlterPartitionItem{{TopicID: top.ID, Partition: pi, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, NewISR: isr}})
+		wantKafkaError(t, r[0].Err, nil)
+	}
+	// Broker 0 is preferred for 2 partitions and leads none: 100% misplaced.
+	if n, err := c.BalanceLeaders(ctx, 100); err != nil || n != 0 {
+		t.Fatalf("balance at 100%%: moved %d (%v), want none (not above the threshold)", n, err)
+	}
+	if n, err := c.BalanceLeaders(ctx, 10); err != nil || n != 2 {
+		t.Fatalf("balance at 10%%: moved %d (%v), want 2", n, err)
+	}
+	for _, pi := range []int32{0, 1} {
+		if p, _ := c.Image().Partition("bal", pi); p.Leader != 0 {
+			t.Errorf("partition %d led by %d after balancing, want its preferred replica 0", pi, p.Leader)
+		}
+	}
+	if p, _ := c.Image().Partition("bal", 2); p.Leader != 1 {
+		t.Errorf("partition 2 led by %d, want 1 (already preferred)", p.Leader)
+	}
+}
