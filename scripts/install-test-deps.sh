@@ -3,11 +3,12 @@
 #   python3-kafka            kafka-python, for /usr/bin/python3
 #   python3-confluent-kafka  librdkafka's Python binding, for /usr/bin/python3
 #   kcat                     librdkafka's command-line client
+#   iproute2                 `ip netns`, for test/cluster's network-partition test
 # Idempotent: installs only what is missing, and runs `apt-get update` only
 # when something is missing. Prints the versions in use. Needs root (or sudo).
 set -euo pipefail
 
-packages=(python3 python3-kafka python3-confluent-kafka kcat)
+packages=(python3 python3-kafka python3-confluent-kafka kcat iproute2)
 
 missing=()
 for pkg in "${packages[@]}"; do
