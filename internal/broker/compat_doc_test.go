@@ -148,9 +148,10 @@ registry, so it cannot claim what the broker does not serve.
 
 Transactions (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
-clients see them absent from ApiVersions. ACLs, SASL/SSL, quotas,
-replication between brokers and partition reassignment are not served
-either.
+clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
+tokens, quotas and the share-group APIs are not served either. The
+controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
+AllocateProducerIds) are served to Vltava's own brokers.
 
 ## APIs
 `
