@@ -23,6 +23,9 @@ import (
 // the owning index's entry lock is held.
 type indexFile struct {
 	entrySize int
+	// existed reports whether the file was there when the index was
+	// opened; a segment whose index files are missing rebuilds them.
+	existed bool
 
 	mu struct {
 		sync.Mutex
@@ -40,7 +43,7 @@ func openIndexFile(path string, entrySize int) (*indexFile, []byte, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
 	}
-	x := &indexFile{entrySize: entrySize}
+	x := &indexFile{entrySize: entrySize, existed: err == nil}
 	x.mu.path = path
 	x.mu.persisted = len(data) / entrySize
 	return x, data, nil

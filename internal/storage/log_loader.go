@@ -175,9 +175,7 @@ func (l *Log) load(opts OpenOptions) error {
 		l.recoveryPoint.Store(max(min(opts.RecoveryPoint, leo), lso))
 	}
 	l.highWatermark.Store(max(min(opts.HighWatermark, leo), lso))
-	if err := l.epochs.truncateFromEnd(leo); err != nil {
-		return err
-	}
+	l.epochs.truncateFromEndDeferred(leo)
 	if err := l.epochs.truncateFromStart(lso); err != nil {
 		return err
 	}

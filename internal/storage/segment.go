@@ -104,9 +104,7 @@ func createSegment(dir string, baseOffset int64, cfg *Config, now time.Time) (*s
 // with recover.
 func openSegment(dir string, baseOffset int64, cfg *Config, now time.Time) (s *segment, indexesOK bool, err error) {
 	logPath := segmentFileName(dir, baseOffset, logFileSuffix)
-	_, statErr := os.Stat(segmentFileName(dir, baseOffset, indexFileSuffix))
-	_, tstatErr := os.Stat(segmentFileName(dir, baseOffset, timeIndexFileSuffix))
-	indexesOK = statErr == nil && tstatErr == nil
+	indexesOK = true
 
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -146,6 +144,8 @@ func openSegment(dir string, baseOffset int64, cfg *Config, now time.Time) (s *s
 	if err != nil {
 		indexesOK = false
 	}
+	// A missing index file (never written, or lost) is rebuilt.
+	indexesOK = indexesOK && oi.file.existed && ti.file.existed
 	s.offsetIndex, s.timeIndex = oi, ti
 	return s, indexesOK, nil
 }
