@@ -3,6 +3,7 @@ GO       ?= go
 PKGS     := ./...
 UNIT     := ./internal/... ./cmd/...
 FUZZTIME ?= 10s
+STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 
 .PHONY: all build test deps lint unit fuzz compat cluster bench bench-smoke clean
 
@@ -22,6 +23,7 @@ deps:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(STATICCHECK) $(PKGS)
 
 unit:
 	$(GO) test -race -count=1 $(UNIT)

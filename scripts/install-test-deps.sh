@@ -4,6 +4,7 @@
 #   python3-confluent-kafka  librdkafka's Python binding, for /usr/bin/python3
 #   kcat                     librdkafka's command-line client
 #   iproute2                 `ip netns`, for test/cluster's network-partition test
+#   staticcheck              the lint step (Go module proxy)
 # Idempotent: installs only what is missing, and runs `apt-get update` only
 # when something is missing. Prints the versions in use. Needs root (or sudo).
 set -euo pipefail
@@ -27,6 +28,14 @@ if ((${#missing[@]} > 0)); then
 	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
+# Go tools the lint step runs, from the Go module proxy (pinned).
+staticcheck_version=0.8.2
+gobin="$(go env GOPATH)/bin"
+if ! "$gobin/staticcheck" -version 2>/dev/null | grep -q "($staticcheck_version)"; then
+	echo "installing: staticcheck $staticcheck_version"
+	go install "honnef.co/go/tools/cmd/staticcheck@v$staticcheck_version"
+fi
+
 echo "versions:"
 dpkg-query -W -f='  ${Package} ${Version}\n' "${packages[@]}"
 # The tests run /usr/bin/python3 explicitly: a pyenv or venv python3 earlier
@@ -37,3 +46,4 @@ print("  kafka-python", kafka.__version__)
 print("  confluent-kafka", confluent_kafka.version()[0], "librdkafka", confluent_kafka.libversion()[0])
 PY
 kcat -V 2>&1 | sed -n 's/^Version /  kcat /p'
+echo "  $("$gobin/staticcheck" -version)"

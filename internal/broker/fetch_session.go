@@ -144,13 +144,6 @@ func (c *fetchSessionCache) removeLocked(s *fetchSession) {
 	c.mu.lru.Remove(s.elem)
 }
 
-// len is the number of open sessions.
-func (c *fetchSessionCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.mu.sessions)
-}
-
 // upsertLocked adds or updates a partition the client listed.
 func (s *fetchSession) upsertLocked(p sessionPartition) *sessionPartition {
 	if old, ok := s.parts[p.key]; ok {

@@ -74,20 +74,6 @@ func (l *memLog) Read(p int32, offset int64, maxBytes int) ([]byte, error) {
 	return out, nil
 }
 
-// records returns every record appended to p, decoded.
-func (l *memLog) records(t *testing.T, p int32) []groupRecord {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []groupRecord
-	for _, b := range l.parts[p] {
-		if _, err := replayBatches(b, func(r groupRecord) { out = append(out, r) }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
 // testConfig is a fast configuration: short sessions, no initial delay.
 func testConfig() Config {
 	return Config{

@@ -6,7 +6,6 @@
 package partition
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -164,9 +163,6 @@ func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 	p.notify()
 	return start, nil
 }
-
-// errClosed is returned for a partition removed while a request used it.
-var errClosed = errors.New("partition closed")
 
 // Waiter is a parked fetch. Signal is non-blocking: a Waiter has room for
 // one pending wake-up, which is all a fetch needs to recheck its

@@ -51,12 +51,6 @@ func (m *offsetMap) size() int { return m.used }
 // canTake reports whether n more keys are sure to fit.
 func (m *offsetMap) canTake(n int) bool { return m.used+n <= m.maxEntries }
 
-// clear empties the map, keeping its memory.
-func (m *offsetMap) clear() {
-	clear(m.slots)
-	m.used, m.latest = 0, -1
-}
-
 // find returns the slot index holding digest, or the empty slot where it
 // would go.
 func (m *offsetMap) find(slots []byte, digest *[md5.Size]byte) int {

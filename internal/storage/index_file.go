@@ -129,13 +129,3 @@ func (x *indexFile) close() error {
 	x.mu.closed = true
 	return nil
 }
-
-func (x *indexFile) remove() error {
-	x.close()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if err := os.Remove(x.mu.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
-}

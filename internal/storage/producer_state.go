@@ -7,7 +7,6 @@ import (
 	"hash/crc32"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -409,19 +408,6 @@ func (m *producerStateManager) clearSnapshots() error {
 	}
 	for _, o := range offs {
 		m.removeSnapshot(o)
-	}
-	return nil
-}
-
-func removeTempFiles(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, de := range ents {
-		if filepath.Ext(de.Name()) == ".tmp" {
-			_ = os.Remove(filepath.Join(dir, de.Name()))
-		}
 	}
 	return nil
 }
