@@ -174,6 +174,49 @@ func (e *env) connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, *kadm
 	return cl, adm, nil
 }
 
+// invocation is one run of a client command: its resolved globals and the
+// cluster client it opened, if any, which is closed when the command ends.
+type invocation struct {
+	*env
+	cmd  *cobra.Command
+	args []string
+	ctx  context.Context
+	cl   *kgo.Client
+}
+
+// clusterCommand adapts fn into a cobra RunE holding the prologue every
+// client command shares: resolve and validate the globals, and close the
+// client fn connected (if it connected at all) when fn returns.
+func clusterCommand(fn func(in *invocation) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		e, err := envFor(cmd)
+		if err != nil {
+			return err
+		}
+		in := &invocation{env: e, cmd: cmd, args: args, ctx: cmd.Context()}
+		defer func() {
+			if in.cl != nil {
+				in.cl.Close()
+			}
+		}()
+		return fn(in)
+	}
+}
+
+// cluster connects with extra client options (see env.connect). A command
+// connects once; the client lives until the command returns.
+func (in *invocation) cluster(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, *kadm.Client, error) {
+	if in.cl != nil {
+		return nil, nil, errors.New("internal: a command connects once")
+	}
+	cl, adm, err := in.connect(ctx, extra...)
+	if err != nil {
+		return nil, nil, err
+	}
+	in.cl = cl
+	return cl, adm, nil
+}
+
 // exactArgs is cobra.ExactArgs with a message naming what is missing.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {

@@ -163,21 +163,16 @@ func newConfigsDescribeCommand() *cobra.Command {
   vltava configs describe --broker-defaults
   vltava configs describe --broker 1 --all --output json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: clusterCommand(func(in *invocation) error {
 			res, err := rf.resource()
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
-			rc, err := res.describe(cmd.Context(), adm)
+			rc, err := res.describe(in.ctx, adm)
 			if err != nil {
 				return err
 			}
@@ -189,15 +184,15 @@ func newConfigsDescribeCommand() *cobra.Command {
 				rows = append(rows, configEntry{Name: c.Key, Value: configValue(c), Source: sourceName(c.Source), Sensitive: c.Sensitive})
 			}
 			sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
-			if e.json {
-				return writeJSON(e.stdout, rows)
+			if in.json {
+				return writeJSON(in.stdout, rows)
 			}
-			t := newTable(e.stdout, "NAME", "VALUE", "SOURCE")
+			t := newTable(in.stdout, "NAME", "VALUE", "SOURCE")
 			for _, r := range rows {
 				t.row(r.Name, r.Value, r.Source)
 			}
 			return t.flush()
-		},
+		}),
 	}
 	rf.register(cmd)
 	cmd.Flags().BoolVar(&all, "all", false, "show every config, including static and default values")
@@ -250,11 +245,7 @@ func newConfigsAlterCommand() *cobra.Command {
   vltava configs alter --topic orders --delete retention.ms
   vltava configs alter --broker-defaults --set log.retention.ms=604800000`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: clusterCommand(func(in *invocation) error {
 			res, err := rf.resource()
 			if err != nil {
 				return err
@@ -266,20 +257,19 @@ func newConfigsAlterCommand() *cobra.Command {
 			if len(kvs) == 0 && len(dels) == 0 {
 				return errors.New("nothing to alter: give --set k=v and/or --delete k")
 			}
-			cl, adm, err := e.connect(cmd.Context())
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
-			if err := alterConfigs(cmd.Context(), adm, res, kvs, dels); err != nil {
+			if err := alterConfigs(in.ctx, adm, res, kvs, dels); err != nil {
 				return err
 			}
-			if e.json {
-				return writeJSON(e.stdout, map[string]any{"altered": res.String()})
+			if in.json {
+				return writeJSON(in.stdout, map[string]any{"altered": res.String()})
 			}
-			fmt.Fprintf(e.stdout, "Completed updating config for %s.\n", res)
+			fmt.Fprintf(in.stdout, "Completed updating config for %s.\n", res)
 			return nil
-		},
+		}),
 	}
 	rf.register(cmd)
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "config key=value to set (repeatable)")
@@ -315,17 +305,12 @@ func newClusterCommand() *cobra.Command {
 		Short:   "Show the cluster id, controller and brokers",
 		Example: `  vltava cluster describe --output json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			cl, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			m, err := adm.BrokerMetadata(cmd.Context())
+			m, err := adm.BrokerMetadata(in.ctx)
 			if err != nil {
 				return fmt.Errorf("describing the cluster: %w", err)
 			}
@@ -337,22 +322,22 @@ func newClusterCommand() *cobra.Command {
 				}
 				d.Brokers = append(d.Brokers, bd)
 			}
-			if d.Quorum, err = describeQuorum(cmd.Context(), cl); err != nil {
+			if d.Quorum, err = describeQuorum(in.ctx, cl); err != nil {
 				return err
 			}
-			if e.json {
-				return writeJSON(e.stdout, d)
+			if in.json {
+				return writeJSON(in.stdout, d)
 			}
-			fmt.Fprintf(e.stdout, "Cluster ID: %s\nController: %d\n", d.ClusterID, d.Controller)
-			t := newTable(e.stdout, "BROKER", "HOST", "PORT", "RACK")
+			fmt.Fprintf(in.stdout, "Cluster ID: %s\nController: %d\n", d.ClusterID, d.Controller)
+			t := newTable(in.stdout, "BROKER", "HOST", "PORT", "RACK")
 			for _, b := range d.Brokers {
 				t.row(b.ID, b.Host, b.Port, b.Rack)
 			}
 			if err := t.flush(); err != nil {
 				return err
 			}
-			return printQuorum(e.stdout, d.Quorum)
-		},
+			return printQuorum(in.stdout, d.Quorum)
+		}),
 	})
 	return cmd
 }

@@ -179,34 +179,29 @@ timestamp (Unix milliseconds), key, value and headers.`,
   vltava consume orders --partition 0 --offset 42 --format kv
   vltava consume orders --group billing --timeout 5s --format json`,
 		Args: exactArgs(1, "one TOPIC"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			copts, err := o.clientOpts(in.args[0])
 			if err != nil {
 				return err
 			}
-			copts, err := o.clientOpts(args[0])
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(in.ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			cl, adm, err := e.connect(ctx, copts...)
+			cl, adm, err := in.cluster(ctx, copts...)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
 			// Fail clearly on a missing topic rather than waiting forever.
-			td, err := adm.ListTopics(ctx, args[0])
+			td, err := adm.ListTopics(ctx, in.args[0])
 			if err != nil {
-				return fmt.Errorf("looking up topic %q: %w", args[0], err)
+				return fmt.Errorf("looking up topic %q: %w", in.args[0], err)
 			}
-			if d, ok := td[args[0]]; !ok || d.Err != nil {
-				return fmt.Errorf("topic %q does not exist", args[0])
+			if d, ok := td[in.args[0]]; !ok || d.Err != nil {
+				return fmt.Errorf("topic %q does not exist", in.args[0])
 			}
-			n, err := consumeRecords(ctx, cl, &o, &recordFormatter{format: o.format, keySep: o.keySep, w: e.stdout})
-			fmt.Fprintf(e.stderr, "Processed a total of %d messages\n", n)
+			n, err := consumeRecords(ctx, cl, &o, &recordFormatter{format: o.format, keySep: o.keySep, w: in.stdout})
+			fmt.Fprintf(in.stderr, "Processed a total of %d messages\n", n)
 			return err
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.fromBeginning, "from-beginning", false, "start at the earliest offset when there is no committed offset")

@@ -37,17 +37,12 @@ func newGroupsListCommand() *cobra.Command {
 		Short:   "List consumer groups",
 		Example: `  vltava groups list --output json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			groups, err := adm.ListGroups(cmd.Context())
+			groups, err := adm.ListGroups(in.ctx)
 			if err != nil {
 				return groupAPIError("listing groups", err)
 			}
@@ -55,15 +50,15 @@ func newGroupsListCommand() *cobra.Command {
 			for _, g := range groups.Sorted() {
 				rows = append(rows, groupSummary{Group: g.Group, State: g.State, ProtocolType: g.ProtocolType, Coordinator: g.Coordinator})
 			}
-			if e.json {
-				return writeJSON(e.stdout, rows)
+			if in.json {
+				return writeJSON(in.stdout, rows)
 			}
-			t := newTable(e.stdout, "GROUP", "STATE", "PROTOCOL-TYPE", "COORDINATOR")
+			t := newTable(in.stdout, "GROUP", "STATE", "PROTOCOL-TYPE", "COORDINATOR")
 			for _, r := range rows {
 				t.row(r.Group, r.State, r.ProtocolType, r.Coordinator)
 			}
 			return t.flush()
-		},
+		}),
 	}
 }
 
@@ -182,26 +177,21 @@ func newGroupsDescribeCommand() *cobra.Command {
   vltava groups describe billing --members
   vltava groups describe billing --output json`,
 		Args: exactArgs(1, "one GROUP"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
+			d, err := describeGroup(in.ctx, adm, in.args[0])
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
-			d, err := describeGroup(cmd.Context(), adm, args[0])
-			if err != nil {
-				return err
+			if in.json {
+				return writeJSON(in.stdout, d)
 			}
-			if e.json {
-				return writeJSON(e.stdout, d)
-			}
-			fmt.Fprintf(e.stdout, "Group: %s\tState: %s\tProtocol: %s\tMembers: %d\n", d.Group, d.State, d.Protocol, len(d.Members))
+			fmt.Fprintf(in.stdout, "Group: %s\tState: %s\tProtocol: %s\tMembers: %d\n", d.Group, d.State, d.Protocol, len(d.Members))
 			if members {
-				t := newTable(e.stdout, "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT")
+				t := newTable(in.stdout, "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT")
 				for _, m := range d.Members {
 					as := ""
 					for i, a := range m.Assignments {
@@ -214,13 +204,13 @@ func newGroupsDescribeCommand() *cobra.Command {
 				}
 				return t.flush()
 			}
-			t := newTable(e.stdout, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
+			t := newTable(in.stdout, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
 			for _, o := range d.Offsets {
 				t.row(o.Topic, o.Partition, dashIfNegative(o.CurrentOffset), dashIfNegative(o.LogEndOffset),
 					dashIfNegative(o.Lag), o.MemberID, o.Host, o.ClientID)
 			}
 			return t.flush()
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&members, "members", false, "show members and their assignments instead of offsets")
 	return cmd
@@ -232,21 +222,16 @@ func newGroupsDeleteCommand() *cobra.Command {
 		Short:   "Delete inactive groups and their committed offsets",
 		Example: `  vltava groups delete billing`,
 		Args:    cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			resps, err := adm.DeleteGroups(cmd.Context(), args...)
+			resps, err := adm.DeleteGroups(in.ctx, in.args...)
 			if err != nil {
 				return groupAPIError("deleting groups", err)
 			}
-			for _, g := range args {
+			for _, g := range in.args {
 				r, ok := resps[g]
 				switch {
 				case !ok:
@@ -258,14 +243,14 @@ func newGroupsDeleteCommand() *cobra.Command {
 				case r.Err != nil:
 					return fmt.Errorf("deleting group %q: %w%s", g, r.Err, detail(r.ErrMessage))
 				}
-				if !e.json {
-					fmt.Fprintf(e.stdout, "Deleted group %s.\n", g)
+				if !in.json {
+					fmt.Fprintf(in.stdout, "Deleted group %s.\n", g)
 				}
 			}
-			if e.json {
-				return writeJSON(e.stdout, map[string]any{"deleted": args})
+			if in.json {
+				return writeJSON(in.stdout, map[string]any{"deleted": in.args})
 			}
 			return nil
-		},
+		}),
 	}
 }

@@ -108,13 +108,9 @@ duration back from now (90m, 24h).`,
   vltava groups reset-offsets billing --topic orders:0,1 --shift-by -10 --execute
   vltava groups reset-offsets billing --all-topics --to-datetime 2024-05-01T12:00:00Z --execute`,
 		Args: exactArgs(1, "one GROUP"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
-			group := args[0]
-			f := cmd.Flags()
+		RunE: clusterCommand(func(in *invocation) error {
+			group := in.args[0]
+			f := in.cmd.Flags()
 			var s resetStrategy
 			n := 0
 			pick := func(set bool, kind string) {
@@ -137,7 +133,7 @@ duration back from now (90m, 24h).`,
 			case "datetime":
 				t, err := time.Parse(time.RFC3339Nano, toDatetime)
 				if err != nil {
-					return fmt.Errorf("--to-datetime %q: want RFC 3339, e.g. 2024-05-01T12:00:00Z", toDatetime)
+					return fmt.Errorf("--to-datetime %q: want RFC 3339, in.g. 2024-05-01T12:00:00Z", toDatetime)
 				}
 				s.millis = t.UnixMilli()
 			case "duration":
@@ -156,20 +152,19 @@ duration back from now (90m, 24h).`,
 			if len(topics) > 0 && allTopics {
 				return errors.New("--topic and --all-topics are mutually exclusive")
 			}
-			ctx := cmd.Context()
-			cl, adm, err := e.connect(ctx)
+			ctx := in.ctx
+			_, adm, err := in.cluster(ctx)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
 			rows, err := resetGroupOffsets(ctx, adm, group, s, topics, allTopics, execute)
 			if err != nil {
 				return err
 			}
-			if e.json {
-				return writeJSON(e.stdout, map[string]any{"executed": execute, "offsets": rows})
+			if in.json {
+				return writeJSON(in.stdout, map[string]any{"executed": execute, "offsets": rows})
 			}
-			t := newTable(e.stdout, "GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")
+			t := newTable(in.stdout, "GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")
 			for _, r := range rows {
 				t.row(r.Group, r.Topic, r.Partition, r.NewOffset)
 			}
@@ -177,10 +172,10 @@ duration back from now (90m, 24h).`,
 				return err
 			}
 			if !execute {
-				fmt.Fprintln(e.stderr, "Dry run: nothing changed. Add --execute to commit these offsets.")
+				fmt.Fprintln(in.stderr, "Dry run: nothing changed. Add --execute to commit these offsets.")
 			}
 			return nil
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&topics, "topic", nil, `topic to reset, "topic" or "topic:0,1" (repeatable)`)

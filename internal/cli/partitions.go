@@ -65,7 +65,7 @@ dropped. --cancel reverts a reassignment in progress.`,
 		Example: `  vltava partitions reassign --topic orders --partition 0 --partition 1 --replicas 2,3
   vltava partitions reassign --topic orders --partition 0 --cancel`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: clusterCommand(func(in *invocation) error {
 			if topic == "" || len(partitions) == 0 {
 				return fmt.Errorf("--topic and at least one --partition are required")
 			}
@@ -79,20 +79,15 @@ dropped. --cancel reverts a reassignment in progress.`,
 					return err
 				}
 			}
-			e, err := envFor(cmd)
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
 			var req kadm.AlterPartitionAssignmentsReq
 			for _, p := range partitions {
 				req.Assign(topic, p, brokers)
 			}
-			resps, err := adm.AlterPartitionAssignments(cmd.Context(), req)
+			resps, err := adm.AlterPartitionAssignments(in.ctx, req)
 			if err != nil {
 				return fmt.Errorf("reassigning: %w", err)
 			}
@@ -109,19 +104,19 @@ dropped. --cancel reverts a reassignment in progress.`,
 				}
 				out = append(out, r)
 			}
-			if e.json {
-				if err := writeJSON(e.stdout, out); err != nil {
+			if in.json {
+				if err := writeJSON(in.stdout, out); err != nil {
 					return err
 				}
 			} else {
 				for _, r := range out {
 					switch {
 					case r.Error != "":
-						fmt.Fprintf(e.stdout, "%s-%d: %s\n", r.Topic, r.Partition, r.Error)
+						fmt.Fprintf(in.stdout, "%s-%d: %s\n", r.Topic, r.Partition, r.Error)
 					case cancel:
-						fmt.Fprintf(e.stdout, "%s-%d: reassignment cancelled\n", r.Topic, r.Partition)
+						fmt.Fprintf(in.stdout, "%s-%d: reassignment cancelled\n", r.Topic, r.Partition)
 					default:
-						fmt.Fprintf(e.stdout, "%s-%d: reassignment to %s started\n", r.Topic, r.Partition, joinInt32s(brokers))
+						fmt.Fprintf(in.stdout, "%s-%d: reassignment to %s started\n", r.Topic, r.Partition, joinInt32s(brokers))
 					}
 				}
 			}
@@ -129,7 +124,7 @@ dropped. --cancel reverts a reassignment in progress.`,
 				return fmt.Errorf("%d of %d partitions failed", failed, len(out))
 			}
 			return nil
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&topic, "topic", "", "topic to reassign")
@@ -154,25 +149,20 @@ func newListReassignmentsCommand() *cobra.Command {
 		Short:   "List the partition reassignments in progress",
 		Example: `  vltava partitions list-reassignments --output json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
 			var set kadm.TopicsSet
 			if topic != "" {
-				td, err := adm.ListTopics(cmd.Context(), topic)
+				td, err := adm.ListTopics(in.ctx, topic)
 				if err != nil {
 					return err
 				}
 				set = td.TopicsSet()
 			}
-			resps, err := adm.ListPartitionReassignments(cmd.Context(), set)
+			resps, err := adm.ListPartitionReassignments(in.ctx, set)
 			if err != nil {
 				return fmt.Errorf("listing reassignments: %w", err)
 			}
@@ -183,15 +173,15 @@ func newListReassignmentsCommand() *cobra.Command {
 					out = append(out, ongoingReassignment{Topic: t, Partition: p, Replicas: r.Replicas, Adding: r.AddingReplicas, Removing: r.RemovingReplicas})
 				}
 			}
-			if e.json {
-				return writeJSON(e.stdout, out)
+			if in.json {
+				return writeJSON(in.stdout, out)
 			}
-			tb := newTable(e.stdout, "TOPIC", "PARTITION", "REPLICAS", "ADDING", "REMOVING")
+			tb := newTable(in.stdout, "TOPIC", "PARTITION", "REPLICAS", "ADDING", "REMOVING")
 			for _, r := range out {
 				tb.row(r.Topic, r.Partition, joinInt32s(r.Replicas), joinInt32s(r.Adding), joinInt32s(r.Removing))
 			}
 			return tb.flush()
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&topic, "topic", "", "only this topic")
 	return cmd
@@ -220,7 +210,7 @@ leader for partitions without one, possibly losing acknowledged data.`,
 		Example: `  vltava partitions elect-leaders --all
   vltava partitions elect-leaders --topic orders --partition 0 --type unclean`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: clusterCommand(func(in *invocation) error {
 			how := kadm.ElectPreferredReplica
 			switch typ {
 			case "preferred":
@@ -232,20 +222,15 @@ leader for partitions without one, possibly losing acknowledged data.`,
 			if all == (topic != "") {
 				return fmt.Errorf("give exactly one of --all and --topic")
 			}
-			e, err := envFor(cmd)
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
 			var set kadm.TopicsSet
 			if !all {
 				set = kadm.TopicsSet{}
 				if len(partitions) == 0 {
-					td, err := adm.ListTopics(cmd.Context(), topic)
+					td, err := adm.ListTopics(in.ctx, topic)
 					if err != nil {
 						return err
 					}
@@ -255,7 +240,7 @@ leader for partitions without one, possibly losing acknowledged data.`,
 					set.Add(topic, p)
 				}
 			}
-			res, err := adm.ElectLeaders(cmd.Context(), how, set)
+			res, err := adm.ElectLeaders(in.ctx, how, set)
 			if err != nil {
 				return fmt.Errorf("electing leaders: %w", err)
 			}
@@ -271,27 +256,27 @@ leader for partitions without one, possibly losing acknowledged data.`,
 					out = append(out, r)
 				}
 			}
-			if e.json {
-				if err := writeJSON(e.stdout, out); err != nil {
+			if in.json {
+				if err := writeJSON(in.stdout, out); err != nil {
 					return err
 				}
 			} else {
 				for _, r := range out {
 					if r.Error != "" {
-						fmt.Fprintf(e.stdout, "%s-%d: %s\n", r.Topic, r.Partition, r.Error)
+						fmt.Fprintf(in.stdout, "%s-%d: %s\n", r.Topic, r.Partition, r.Error)
 					} else {
-						fmt.Fprintf(e.stdout, "%s-%d: leader elected\n", r.Topic, r.Partition)
+						fmt.Fprintf(in.stdout, "%s-%d: leader elected\n", r.Topic, r.Partition)
 					}
 				}
 				if len(out) == 0 {
-					fmt.Fprintln(e.stdout, "No election needed.")
+					fmt.Fprintln(in.stdout, "No election needed.")
 				}
 			}
 			if failed > 0 {
 				return fmt.Errorf("%d of %d elections failed", failed, len(out))
 			}
 			return nil
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&topic, "topic", "", "topic whose partitions to elect")

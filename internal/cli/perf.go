@@ -248,11 +248,7 @@ func newPerfProduceCommand() *cobra.Command {
 		Example: `  vltava perf produce bench --num-records 100000 --record-size 512 --acks all --compression lz4
   vltava perf produce bench --duration 1m --throughput 5000 --producers 4 --partitions 12 --json`,
 		Args: exactArgs(1, "one TOPIC"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: clusterCommand(func(in *invocation) error {
 			if err := o.validate(1); err != nil {
 				return err
 			}
@@ -260,17 +256,17 @@ func newPerfProduceCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			topic := args[0]
-			_, adm, err := e.connect(cmd.Context())
+			topic := in.args[0]
+			_, adm, err := in.connect(in.ctx)
 			if err != nil {
 				return err
 			}
-			err = ensureTopic(cmd.Context(), adm, topic, o.partitions)
+			err = ensureTopic(in.ctx, adm, topic, o.partitions)
 			adm.Close()
 			if err != nil {
 				return err
 			}
-			ctx, cancel := o.runContext(cmd.Context())
+			ctx, cancel := o.runContext(in.ctx)
 			defer cancel()
 			var (
 				h     latencyHistogram
@@ -284,16 +280,16 @@ func newPerfProduceCommand() *cobra.Command {
 			if o.throughput > 0 {
 				pc.every = time.Duration(float64(time.Second) / o.throughput)
 			}
-			if o.wantProgress(e) {
+			if o.wantProgress(in.env) {
 				pctx, pcancel := context.WithCancel(ctx)
 				defer pcancel()
-				go m.progress(pctx, e.stderr, "sent")
+				go m.progress(pctx, in.stderr, "sent")
 			}
 			for i := range o.producers {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					cl, err := kgo.NewClient(append(e.clientOpts(), popts...)...)
+					cl, err := kgo.NewClient(append(in.clientOpts(), popts...)...)
 					if err != nil {
 						errs[i] = err
 						return
@@ -331,14 +327,14 @@ func newPerfProduceCommand() *cobra.Command {
 				return err
 			}
 			rep := m.report("produced", topic, &h)
-			if err := rep.print(e.stdout, o.json); err != nil {
+			if err := rep.print(in.stdout, o.json); err != nil {
 				return err
 			}
 			if rep.Failed > 0 {
 				return fmt.Errorf("%d records failed", rep.Failed)
 			}
 			return nil
-		},
+		}),
 	}
 	o.register(cmd, true)
 	return cmd
@@ -353,37 +349,32 @@ func newPerfConsumeCommand() *cobra.Command {
 		Example: `  vltava perf consume bench --num-records 100000
   vltava perf consume bench --duration 30s --group perf --json`,
 		Args: exactArgs(1, "one TOPIC"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: clusterCommand(func(in *invocation) error {
 			o.recordSize, o.producers, o.throughput = 1, 1, -1
 			if err := o.validate(1); err != nil {
 				return err
 			}
-			topic := args[0]
+			topic := in.args[0]
 			opts := []kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
 			if group != "" {
 				opts = append(opts, kgo.ConsumerGroup(group))
 			}
-			ctx, cancel := o.runContext(cmd.Context())
+			ctx, cancel := o.runContext(in.ctx)
 			defer cancel()
-			cl, adm, err := e.connect(ctx, opts...)
+			cl, adm, err := in.cluster(ctx, opts...)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
 			if td, err := adm.ListTopics(ctx, topic); err != nil {
 				return fmt.Errorf("looking up topic %q: %w", topic, err)
 			} else if d, ok := td[topic]; !ok || d.Err != nil {
 				return fmt.Errorf("topic %q does not exist", topic)
 			}
 			m := &perfMeter{start: time.Now()}
-			if o.wantProgress(e) {
+			if o.wantProgress(in.env) {
 				pctx, pcancel := context.WithCancel(ctx)
 				defer pcancel()
-				go m.progress(pctx, e.stderr, "consumed")
+				go m.progress(pctx, in.stderr, "consumed")
 			}
 			for ctx.Err() == nil && (o.numRecords <= 0 || m.records.Load() < o.numRecords) {
 				fs := cl.PollFetches(ctx)
@@ -397,8 +388,8 @@ func newPerfConsumeCommand() *cobra.Command {
 					m.bytes.Add(int64(len(r.Value) + len(r.Key)))
 				})
 			}
-			return m.report("consumed", topic, nil).print(e.stdout, o.json)
-		},
+			return m.report("consumed", topic, nil).print(in.stdout, o.json)
+		}),
 	}
 	o.register(cmd, false)
 	cmd.Flags().StringVar(&group, "group", "", "consume in this consumer group (default: no group)")
@@ -422,11 +413,7 @@ unlimited throughput measures latency under saturation.`,
 		Example: `  vltava perf e2e bench --num-records 10000 --throughput 1000
   vltava perf e2e bench --duration 30s --throughput 500 --acks 1 --json`,
 		Args: exactArgs(1, "one TOPIC"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: clusterCommand(func(in *invocation) error {
 			if err := o.validate(e2eHeader); err != nil {
 				return err
 			}
@@ -434,16 +421,15 @@ unlimited throughput measures latency under saturation.`,
 			if err != nil {
 				return err
 			}
-			topic := args[0]
-			pcl, adm, err := e.connect(cmd.Context(), popts...)
+			topic := in.args[0]
+			pcl, adm, err := in.cluster(in.ctx, popts...)
 			if err != nil {
 				return err
 			}
-			defer pcl.Close()
-			if err := ensureTopic(cmd.Context(), adm, topic, o.partitions); err != nil {
+			if err := ensureTopic(in.ctx, adm, topic, o.partitions); err != nil {
 				return err
 			}
-			ends, err := adm.ListEndOffsets(cmd.Context(), topic)
+			ends, err := adm.ListEndOffsets(in.ctx, topic)
 			if err != nil {
 				return fmt.Errorf("listing end offsets of %q: %w", topic, err)
 			}
@@ -452,14 +438,14 @@ unlimited throughput measures latency under saturation.`,
 			if len(start) == 0 {
 				return fmt.Errorf("topic %q has no partitions", topic)
 			}
-			ccl, err := kgo.NewClient(append(e.clientOpts(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}),
+			ccl, err := kgo.NewClient(append(in.clientOpts(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}),
 				kgo.FetchMaxWait(100*time.Millisecond))...)
 			if err != nil {
 				return err
 			}
 			defer ccl.Close()
 
-			ctx, cancel := o.runContext(cmd.Context())
+			ctx, cancel := o.runContext(in.ctx)
 			defer cancel()
 			var (
 				h     latencyHistogram
@@ -471,10 +457,10 @@ unlimited throughput measures latency under saturation.`,
 			if o.throughput > 0 {
 				pc.every = time.Duration(float64(time.Second) / o.throughput)
 			}
-			if o.wantProgress(e) {
+			if o.wantProgress(in.env) {
 				pctx, pcancel := context.WithCancel(ctx)
 				defer pcancel()
-				go m.progress(pctx, e.stderr, "received")
+				go m.progress(pctx, in.stderr, "received")
 			}
 			// The producer stops at the record limit or deadline; the
 			// consumer then drains what was acknowledged, bounded by
@@ -512,10 +498,10 @@ unlimited throughput measures latency under saturation.`,
 					}
 				default:
 				}
-				if !drainDeadline.IsZero() && (m.records.Load() >= sent.Load() || time.Now().After(drainDeadline) || cmd.Context().Err() != nil) {
+				if !drainDeadline.IsZero() && (m.records.Load() >= sent.Load() || time.Now().After(drainDeadline) || in.ctx.Err() != nil) {
 					break
 				}
-				pctx, pcancel := context.WithTimeout(cmd.Context(), 200*time.Millisecond)
+				pctx, pcancel := context.WithTimeout(in.ctx, 200*time.Millisecond)
 				fs := ccl.PollFetches(pctx)
 				pcancel()
 				now := time.Now()
@@ -532,14 +518,14 @@ unlimited throughput measures latency under saturation.`,
 			if lost := sent.Load() - m.records.Load(); lost > 0 && rep.FirstError == "" {
 				rep.FirstError = fmt.Sprintf("%d acknowledged records were not consumed within %v", lost, drainTimeout)
 			}
-			if err := rep.print(e.stdout, o.json); err != nil {
+			if err := rep.print(in.stdout, o.json); err != nil {
 				return err
 			}
 			if rep.Failed > 0 || rep.FirstError != "" {
 				return fmt.Errorf("e2e run incomplete: %s", rep.FirstError)
 			}
 			return nil
-		},
+		}),
 	}
 	o.register(cmd, true)
 	return cmd

@@ -130,16 +130,12 @@ the command exits non-zero if any record failed.`,
   printf 'k1:v1\nk2:v2\n' | vltava produce orders --key-separator : --header source=cli --acks 1
   vltava produce orders --file records.txt --compression zstd --linger 10ms`,
 		Args: exactArgs(1, "one TOPIC"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: clusterCommand(func(in *invocation) error {
 			hkvs, err := parseKeyValues("--header", headers)
 			if err != nil {
 				return err
 			}
-			parser := &recordParser{topic: args[0], keySep: keySep, partition: partition}
+			parser := &recordParser{topic: in.args[0], keySep: keySep, partition: partition}
 			for _, kv := range hkvs {
 				parser.headers = append(parser.headers, kgo.RecordHeader{Key: kv[0], Value: []byte(kv[1])})
 			}
@@ -152,26 +148,25 @@ the command exits non-zero if any record failed.`,
 			} else if partition != -1 {
 				return fmt.Errorf("--partition %d: must be a partition number", partition)
 			}
-			in := cmd.InOrStdin()
+			input := in.cmd.InOrStdin()
 			if file != "" {
 				f, err := os.Open(file)
 				if err != nil {
 					return fmt.Errorf("--file: %w", err)
 				}
 				defer f.Close()
-				in = f
+				input = f
 			}
 			// The Java producer may auto-create topics on first use
 			// (allow.auto.create.topics); do the same.
-			popts = append(popts, kgo.AllowAutoTopicCreation(), kgo.RecordDeliveryTimeout(e.props.requestTimeout+30*time.Second))
-			cl, _, err := e.connect(cmd.Context(), popts...)
+			popts = append(popts, kgo.AllowAutoTopicCreation(), kgo.RecordDeliveryTimeout(in.props.requestTimeout+30*time.Second))
+			cl, _, err := in.cluster(in.ctx, popts...)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
-			sent, failures, err := produceLines(cmd.Context(), cl, in, parser)
+			sent, failures, err := produceLines(in.ctx, cl, input, parser)
 			for _, f := range failures {
-				fmt.Fprintf(e.stderr, "line %d: %v\n", f.line, f.err)
+				fmt.Fprintf(in.stderr, "line %d: %v\n", f.line, f.err)
 			}
 			if err != nil {
 				return err
@@ -180,7 +175,7 @@ the command exits non-zero if any record failed.`,
 				return fmt.Errorf("%d of %d records failed", len(failures), sent)
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&file, "file", "", "read records from this file instead of stdin")
 	cmd.Flags().StringVar(&keySep, "key-separator", "", "parse a key before the first occurrence of this separator (off by default)")

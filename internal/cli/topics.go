@@ -40,21 +40,16 @@ func newTopicsListCommand() *cobra.Command {
 		Short:   "List topics",
 		Example: `  vltava topics list --output json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
 			var td kadm.TopicDetails
 			if internal {
-				td, err = adm.ListTopicsWithInternal(cmd.Context())
+				td, err = adm.ListTopicsWithInternal(in.ctx)
 			} else {
-				td, err = adm.ListTopics(cmd.Context())
+				td, err = adm.ListTopics(in.ctx)
 			}
 			if err != nil {
 				return fmt.Errorf("listing topics: %w", err)
@@ -65,15 +60,15 @@ func newTopicsListCommand() *cobra.Command {
 				rows = append(rows, topicSummary{Topic: name, Partitions: len(d.Partitions),
 					ReplicationFactor: d.Partitions.NumReplicas(), Internal: d.IsInternal})
 			}
-			if e.json {
-				return writeJSON(e.stdout, rows)
+			if in.json {
+				return writeJSON(in.stdout, rows)
 			}
-			t := newTable(e.stdout, "TOPIC", "PARTITIONS", "REPLICATION-FACTOR")
+			t := newTable(in.stdout, "TOPIC", "PARTITIONS", "REPLICATION-FACTOR")
 			for _, r := range rows {
 				t.row(r.Topic, r.Partitions, r.ReplicationFactor)
 			}
 			return t.flush()
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&internal, "include-internal", false, "also list internal topics such as __consumer_offsets")
 	return cmd
@@ -106,22 +101,17 @@ settings set on the topic itself (dynamic topic configs), as kafka-topics.sh
 --describe does; use "vltava configs describe --topic X --all" for every value.`,
 		Example: `  vltava topics describe orders
   vltava topics describe orders payments --output json`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			ctx := in.ctx
+			_, adm, err := in.cluster(ctx)
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			cl, adm, err := e.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			td, err := adm.ListTopics(ctx, args...)
+			td, err := adm.ListTopics(ctx, in.args...)
 			if err != nil {
 				return fmt.Errorf("describing topics: %w", err)
 			}
-			for _, name := range args {
+			for _, name := range in.args {
 				d, ok := td[name]
 				if !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
 					return fmt.Errorf("topic %q does not exist", name)
@@ -158,8 +148,8 @@ settings set on the topic itself (dynamic topic configs), as kafka-topics.sh
 				}
 				out = append(out, desc)
 			}
-			if e.json {
-				return writeJSON(e.stdout, out)
+			if in.json {
+				return writeJSON(in.stdout, out)
 			}
 			for _, d := range out {
 				keys := make([]string, 0, len(d.Configs))
@@ -174,9 +164,9 @@ settings set on the topic itself (dynamic topic configs), as kafka-topics.sh
 					}
 					cfg += k + "=" + d.Configs[k]
 				}
-				fmt.Fprintf(e.stdout, "Topic: %s\tTopicId: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n",
+				fmt.Fprintf(in.stdout, "Topic: %s\tTopicId: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n",
 					d.Topic, d.TopicID, d.PartitionCount, d.ReplicationFactor, cfg)
-				t := newTable(e.stdout, "PARTITION", "LEADER", "REPLICAS", "ISR")
+				t := newTable(in.stdout, "PARTITION", "LEADER", "REPLICAS", "ISR")
 				for _, p := range d.Partitions {
 					t.row(p.Partition, p.Leader, joinInt32s(p.Replicas), joinInt32s(p.ISR))
 				}
@@ -185,7 +175,7 @@ settings set on the topic itself (dynamic topic configs), as kafka-topics.sh
 				}
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -215,11 +205,7 @@ asks the broker for its num.partitions and default.replication.factor.`,
 		Example: `  vltava topics create orders --partitions 3 --replication-factor 1 --config cleanup.policy=compact
   vltava topics create orders --if-not-exists`,
 		Args: exactArgs(1, "one TOPIC"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: clusterCommand(func(in *invocation) error {
 			kvs, err := parseKeyValues("--config", configs)
 			if err != nil {
 				return err
@@ -229,12 +215,11 @@ asks the broker for its num.partitions and default.replication.factor.`,
 				v := kv[1]
 				cfg[kv[0]] = &v
 			}
-			cl, adm, err := e.connect(cmd.Context())
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
-			resp, err := adm.CreateTopic(cmd.Context(), partitions, replication, cfg, args[0])
+			resp, err := adm.CreateTopic(in.ctx, partitions, replication, cfg, in.args[0])
 			if err == nil {
 				err = resp.Err
 			}
@@ -242,15 +227,15 @@ asks the broker for its num.partitions and default.replication.factor.`,
 			case errors.Is(err, kerr.TopicAlreadyExists) && ifNotExists:
 				return nil
 			case err != nil:
-				return fmt.Errorf("creating topic %q: %w%s", args[0], err, detail(resp.ErrMessage))
+				return fmt.Errorf("creating topic %q: %w%s", in.args[0], err, detail(resp.ErrMessage))
 			}
-			if e.json {
-				return writeJSON(e.stdout, map[string]any{"topic": resp.Topic, "topic_id": resp.ID.String(),
+			if in.json {
+				return writeJSON(in.stdout, map[string]any{"topic": resp.Topic, "topic_id": resp.ID.String(),
 					"partitions": resp.NumPartitions, "replication_factor": resp.ReplicationFactor})
 			}
-			fmt.Fprintf(e.stdout, "Created topic %s.\n", args[0])
+			fmt.Fprintf(in.stdout, "Created topic %s.\n", in.args[0])
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().Int32Var(&partitions, "partitions", -1, "number of partitions (-1: broker default)")
 	cmd.Flags().Int16Var(&replication, "replication-factor", -1, "replication factor (-1: broker default)")
@@ -274,21 +259,16 @@ func newTopicsDeleteCommand() *cobra.Command {
 		Short:   "Delete topics",
 		Example: `  vltava topics delete orders --if-exists`,
 		Args:    cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, adm, err := e.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			resps, err := adm.DeleteTopics(cmd.Context(), args...)
+			resps, err := adm.DeleteTopics(in.ctx, in.args...)
 			if err != nil {
 				return fmt.Errorf("deleting topics: %w", err)
 			}
-			for _, name := range args {
+			for _, name := range in.args {
 				r, ok := resps[name]
 				switch {
 				case !ok:
@@ -299,16 +279,16 @@ func newTopicsDeleteCommand() *cobra.Command {
 				case r.Err != nil:
 					return fmt.Errorf("deleting topic %q: %w%s", name, r.Err, detail(r.ErrMessage))
 				default:
-					if !e.json {
-						fmt.Fprintf(e.stdout, "Deleted topic %s.\n", name)
+					if !in.json {
+						fmt.Fprintf(in.stdout, "Deleted topic %s.\n", name)
 					}
 				}
 			}
-			if e.json {
-				return writeJSON(e.stdout, map[string]any{"deleted": args})
+			if in.json {
+				return writeJSON(in.stdout, map[string]any{"deleted": in.args})
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&ifExists, "if-exists", false, "succeed if a topic does not exist")
 	return cmd
@@ -329,11 +309,7 @@ it), --config sets topic configs with IncrementalAlterConfigs (use
 		Example: `  vltava topics alter orders --partitions 12
   vltava topics alter orders --config retention.ms=3600000`,
 		Args: exactArgs(1, "one TOPIC"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: clusterCommand(func(in *invocation) error {
 			kvs, err := parseKeyValues("--config", configs)
 			if err != nil {
 				return err
@@ -341,13 +317,12 @@ it), --config sets topic configs with IncrementalAlterConfigs (use
 			if partitions <= 0 && len(kvs) == 0 {
 				return errors.New("nothing to alter: give --partitions and/or --config")
 			}
-			ctx := cmd.Context()
-			cl, adm, err := e.connect(ctx)
+			ctx := in.ctx
+			_, adm, err := in.cluster(ctx)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
-			topic := args[0]
+			topic := in.args[0]
 			td, err := adm.ListTopics(ctx, topic)
 			if err != nil {
 				return fmt.Errorf("describing topic %q: %w", topic, err)
@@ -379,12 +354,12 @@ it), --config sets topic configs with IncrementalAlterConfigs (use
 					return err
 				}
 			}
-			if !e.json {
-				fmt.Fprintf(e.stdout, "Altered topic %s.\n", topic)
+			if !in.json {
+				fmt.Fprintf(in.stdout, "Altered topic %s.\n", topic)
 				return nil
 			}
-			return writeJSON(e.stdout, map[string]any{"altered": topic})
-		},
+			return writeJSON(in.stdout, map[string]any{"altered": topic})
+		}),
 	}
 	cmd.Flags().IntVar(&partitions, "partitions", 0, "new total partition count (must be larger than the current one)")
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "topic config key=value to set (repeatable)")
