@@ -4,12 +4,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func newTopicsCommand() *cobra.Command {
@@ -18,10 +16,13 @@ func newTopicsCommand() *cobra.Command {
 		Short: "List, describe, create, delete and alter topics (kafka-topics.sh)",
 		Example: `  vltava topics list
   vltava topics create orders --partitions 6 --config retention.ms=86400000
-  vltava topics describe orders`,
+  vltava topics describe orders
+  vltava topics --create --topic orders --partitions 6     # kafka-topics.sh form`,
 	}
 	cmd.AddCommand(newTopicsListCommand(), newTopicsDescribeCommand(), newTopicsCreateCommand(),
 		newTopicsDeleteCommand(), newTopicsAlterCommand())
+	// kafka-topics.sh --create --topic x --partitions 3 ...
+	addKafkaModes(cmd, "topic", map[string]string{"list": "list", "describe": "describe", "create": "create", "delete": "delete", "alter": "alter"})
 	return cmd
 }
 
@@ -71,112 +72,9 @@ func newTopicsListCommand() *cobra.Command {
 		}),
 	}
 	cmd.Flags().BoolVar(&internal, "include-internal", false, "also list internal topics such as __consumer_offsets")
+	cmd.Flags().Bool("exclude-internal", false, "leave out internal topics (the default; accepted for kafka-topics.sh)")
+	cmd.MarkFlagsMutuallyExclusive("include-internal", "exclude-internal")
 	return cmd
-}
-
-// topicDescription is the result of `topics describe` for one topic.
-type topicDescription struct {
-	Topic             string                 `json:"topic"`
-	TopicID           string                 `json:"topic_id"`
-	PartitionCount    int                    `json:"partition_count"`
-	ReplicationFactor int                    `json:"replication_factor"`
-	Configs           map[string]string      `json:"configs"`
-	Partitions        []partitionDescription `json:"partitions"`
-}
-
-type partitionDescription struct {
-	Partition int32   `json:"partition"`
-	Leader    int32   `json:"leader"`
-	Replicas  []int32 `json:"replicas"`
-	ISR       []int32 `json:"isr"`
-	Error     string  `json:"error,omitempty"`
-}
-
-func newTopicsDescribeCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "describe [TOPIC...]",
-		Short: "Show partitions, leaders, replicas, ISR and non-default configs",
-		Long: `Describe topics (all topics when none are named). Configs lists only the
-settings set on the topic itself (dynamic topic configs), as kafka-topics.sh
---describe does; use "vltava configs describe --topic X --all" for every value.`,
-		Example: `  vltava topics describe orders
-  vltava topics describe orders payments --output json`,
-		RunE: clusterCommand(func(in *invocation) error {
-			ctx := in.ctx
-			_, adm, err := in.cluster(ctx)
-			if err != nil {
-				return err
-			}
-			td, err := adm.ListTopics(ctx, in.args...)
-			if err != nil {
-				return fmt.Errorf("describing topics: %w", err)
-			}
-			for _, name := range in.args {
-				d, ok := td[name]
-				if !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
-					return fmt.Errorf("topic %q does not exist", name)
-				}
-				if d.Err != nil {
-					return fmt.Errorf("topic %q: %w", name, d.Err)
-				}
-			}
-			names := td.Names()
-			var cfgs kadm.ResourceConfigs
-			if len(names) > 0 {
-				if cfgs, err = adm.DescribeTopicConfigs(ctx, names...); err != nil {
-					return fmt.Errorf("describing topic configs: %w", err)
-				}
-			}
-			out := []topicDescription{}
-			for _, name := range names {
-				d := td[name]
-				desc := topicDescription{Topic: name, TopicID: kafkaUuidString(d.ID), PartitionCount: len(d.Partitions),
-					ReplicationFactor: d.Partitions.NumReplicas(), Configs: map[string]string{}}
-				if rc, err := cfgs.On(name, nil); err == nil && rc.Err == nil {
-					for _, c := range rc.Configs {
-						if c.Source == kmsg.ConfigSourceDynamicTopicConfig {
-							desc.Configs[c.Key] = configValue(c)
-						}
-					}
-				}
-				for _, p := range d.Partitions.Sorted() {
-					pd := partitionDescription{Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR}
-					if p.Err != nil {
-						pd.Error = p.Err.Error()
-					}
-					desc.Partitions = append(desc.Partitions, pd)
-				}
-				out = append(out, desc)
-			}
-			if in.json {
-				return writeJSON(in.stdout, out)
-			}
-			for _, d := range out {
-				keys := make([]string, 0, len(d.Configs))
-				for k := range d.Configs {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				cfg := ""
-				for i, k := range keys {
-					if i > 0 {
-						cfg += ","
-					}
-					cfg += k + "=" + d.Configs[k]
-				}
-				fmt.Fprintf(in.stdout, "Topic: %s\tTopicId: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n",
-					d.Topic, d.TopicID, d.PartitionCount, d.ReplicationFactor, cfg)
-				t := newTable(in.stdout, "PARTITION", "LEADER", "REPLICAS", "ISR")
-				for _, p := range d.Partitions {
-					t.row(p.Partition, p.Leader, joinInt32s(p.Replicas), joinInt32s(p.ISR))
-				}
-				if err := t.flush(); err != nil {
-					return err
-				}
-			}
-			return nil
-		}),
-	}
 }
 
 // configValue renders a config value, hiding sensitive ones as Kafka does.
