@@ -84,30 +84,51 @@ func applyClientProps(kvs [][2]string) (clientProps, []string, error) {
 	p := defaultClientProps()
 	var warnings []string
 	for _, kv := range kvs {
-		k, v := kv[0], kv[1]
-		switch {
-		case k == "client.id":
-			p.clientID = v
-		case k == "request.timeout.ms", k == "socket.connection.setup.timeout.ms":
-			ms, err := strconv.ParseInt(v, 10, 32)
-			if err != nil || ms <= 0 {
-				return p, nil, fmt.Errorf("%s=%q: want a positive number of milliseconds", k, v)
-			}
-			if k == "request.timeout.ms" {
-				p.requestTimeout = time.Duration(ms) * time.Millisecond
-			} else {
-				p.dialTimeout = time.Duration(ms) * time.Millisecond
-			}
-		case k == "security.protocol":
-			if !strings.EqualFold(v, "PLAINTEXT") {
-				return p, nil, fmt.Errorf("security.protocol=%s is not supported yet: the vltava CLI connects with PLAINTEXT only", v)
-			}
-		case strings.HasPrefix(k, "sasl."), strings.HasPrefix(k, "ssl."):
-			return p, nil, fmt.Errorf("%s: TLS and SASL settings are not supported yet: the vltava CLI connects with PLAINTEXT only", k)
-		case ignoredClientProps[k]:
-		default:
-			warnings = append(warnings, fmt.Sprintf("the configuration %s was supplied but is not a known client config; ignored", k))
+		known, err := p.set(kv[0], kv[1])
+		if err != nil {
+			return p, nil, err
+		}
+		if !known {
+			warnings = append(warnings, unknownPropWarning(kv[0]))
 		}
 	}
 	return p, warnings, nil
+}
+
+// unknownPropWarning is Kafka's clients' "supplied but isn't a known
+// config" log line.
+func unknownPropWarning(k string) string {
+	return fmt.Sprintf("the configuration %s was supplied but is not a known client config; ignored", k)
+}
+
+// set applies one client property, reporting whether the key is a client
+// setting at all (known keys the commands do not need are accepted).
+func (p *clientProps) set(k, v string) (bool, error) {
+	switch {
+	case k == "client.id":
+		p.clientID = v
+	case k == "request.timeout.ms", k == "socket.connection.setup.timeout.ms":
+		ms, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || ms <= 0 {
+			return true, fmt.Errorf("%s=%q: want a positive number of milliseconds", k, v)
+		}
+		if k == "request.timeout.ms" {
+			p.requestTimeout = time.Duration(ms) * time.Millisecond
+		} else {
+			p.dialTimeout = time.Duration(ms) * time.Millisecond
+		}
+	case k == "bootstrap.servers":
+		// The command's --bootstrap-server decides; Kafka's tools
+		// likewise let the flag win over the file.
+	case k == "security.protocol":
+		if !strings.EqualFold(v, "PLAINTEXT") {
+			return true, fmt.Errorf("security.protocol=%s is not supported yet: the vltava CLI connects with PLAINTEXT only", v)
+		}
+	case strings.HasPrefix(k, "sasl."), strings.HasPrefix(k, "ssl."):
+		return true, fmt.Errorf("%s: TLS and SASL settings are not supported yet: the vltava CLI connects with PLAINTEXT only", k)
+	case ignoredClientProps[k]:
+	default:
+		return false, nil
+	}
+	return true, nil
 }

@@ -56,10 +56,14 @@ type recordFormatter struct {
 	format string
 	keySep string
 	w      io.Writer
+	kafka  kafkaFormatter // for format "kafka"
 }
 
 func (f *recordFormatter) write(r *kgo.Record) error {
 	switch f.format {
+	case "kafka":
+		_, err := f.w.Write(f.kafka.format(r))
+		return err
 	case "value":
 		_, err := fmt.Fprintf(f.w, "%s\n", r.Value)
 		return err
@@ -98,6 +102,7 @@ type consumeOptions struct {
 	isolation     string
 	format        string
 	keySep        string
+	fetchMaxWait  time.Duration // fetch.max.wait.ms; 0: client default
 }
 
 // startOffset resolves --offset and --from-beginning to a kgo.Offset.
@@ -132,7 +137,7 @@ func (o *consumeOptions) clientOpts(topic string) ([]kgo.Opt, error) {
 		return nil, errors.New("--group cannot be combined with --partition or --offset (a group's offsets decide where to start)")
 	}
 	switch o.format {
-	case "value", "kv", "json":
+	case "value", "kv", "json", "kafka":
 	default:
 		return nil, fmt.Errorf("--format %q: want value, kv or json", o.format)
 	}
@@ -141,6 +146,9 @@ func (o *consumeOptions) clientOpts(topic string) ([]kgo.Opt, error) {
 		return nil, err
 	}
 	var opts []kgo.Opt
+	if o.fetchMaxWait > 0 {
+		opts = append(opts, kgo.FetchMaxWait(o.fetchMaxWait))
+	}
 	switch o.isolation {
 	case "read_uncommitted":
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
@@ -165,22 +173,75 @@ func (o *consumeOptions) clientOpts(topic string) ([]kgo.Opt, error) {
 
 func newConsumeCommand() *cobra.Command {
 	o := consumeOptions{}
+	var (
+		topic       string
+		timeoutMs   int64
+		props       propertyFlags
+		formatProps []string
+	)
 	cmd := &cobra.Command{
 		Use:   "consume TOPIC",
 		Short: "Print records from a topic (kafka-console-consumer.sh)",
 		Long: `Print records, one per line. Without --from-beginning or --offset it starts
-at the end of the log. --timeout exits once no record arrived for that long;
---max-messages exits after that many. Ctrl-C (SIGINT/SIGTERM) stops cleanly,
-committing the offsets of printed records when --group is given.
+at the end of the log. --timeout (Kafka: --timeout-ms) exits once no record
+arrived for that long; --max-messages exits after that many. Ctrl-C
+(SIGINT/SIGTERM) stops cleanly, committing the offsets of printed records
+when --group is given.
 
 --format json prints one object per line with topic, partition, offset,
-timestamp (Unix milliseconds), key, value and headers.`,
+timestamp (Unix milliseconds), key, value and headers. Kafka's formatter
+properties (--property print.key=true, print.timestamp, print.partition,
+print.offset, print.headers, print.value, key.separator, line.separator,
+headers.separator, null.literal) print as kafka-console-consumer.sh does.
+
+Consumer properties come from --consumer.config FILE and
+--consumer-property k=v: group.id, auto.offset.reset, isolation.level,
+fetch.max.wait.ms and the client settings of --command-config; flags given
+on the command line win.`,
 		Example: `  vltava consume orders --from-beginning --max-messages 10
   vltava consume orders --partition 0 --offset 42 --format kv
-  vltava consume orders --group billing --timeout 5s --format json`,
-		Args: exactArgs(1, "one TOPIC"),
+  vltava consume orders --group billing --timeout 5s --format json
+  vltava consume --topic orders --from-beginning --property print.key=true --property print.offset=true --timeout-ms 5000`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: clusterCommand(func(in *invocation) error {
-			copts, err := o.clientOpts(in.args[0])
+			topic, err := topicArg(in.args, topic)
+			if err != nil {
+				return err
+			}
+			fl := in.cmd.Flags()
+			if fl.Changed("timeout-ms") {
+				if fl.Changed("timeout") {
+					return errors.New("--timeout and --timeout-ms are mutually exclusive")
+				}
+				if timeoutMs < 0 {
+					return errors.New("--timeout-ms must not be negative")
+				}
+				o.timeout = time.Duration(timeoutMs) * time.Millisecond
+			}
+			kvs, err := props.load()
+			if err != nil {
+				return err
+			}
+			warnings, err := applyConsumerProps(kvs, &o, &in.props, fl.Changed)
+			if err != nil {
+				return err
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(in.stderr, "warning:", w)
+			}
+			rf := &recordFormatter{format: o.format, keySep: o.keySep, w: in.stdout}
+			if len(formatProps) > 0 {
+				if fl.Changed("format") && o.format != "kafka" {
+					return errors.New("--property and --format are mutually exclusive")
+				}
+				rf.format, o.format = "kafka", "kafka"
+			}
+			if o.format == "kafka" {
+				if rf.kafka, err = parseKafkaFormatter(formatProps); err != nil {
+					return err
+				}
+			}
+			copts, err := o.clientOpts(topic)
 			if err != nil {
 				return err
 			}
@@ -191,28 +252,32 @@ timestamp (Unix milliseconds), key, value and headers.`,
 				return err
 			}
 			// Fail clearly on a missing topic rather than waiting forever.
-			td, err := adm.ListTopics(ctx, in.args[0])
+			td, err := adm.ListTopics(ctx, topic)
 			if err != nil {
-				return fmt.Errorf("looking up topic %q: %w", in.args[0], err)
+				return fmt.Errorf("looking up topic %q: %w", topic, err)
 			}
-			if d, ok := td[in.args[0]]; !ok || d.Err != nil {
-				return fmt.Errorf("topic %q does not exist", in.args[0])
+			if d, ok := td[topic]; !ok || d.Err != nil {
+				return fmt.Errorf("topic %q does not exist", topic)
 			}
-			n, err := consumeRecords(ctx, cl, &o, &recordFormatter{format: o.format, keySep: o.keySep, w: in.stdout})
+			n, err := consumeRecords(ctx, cl, &o, rf)
 			fmt.Fprintf(in.stderr, "Processed a total of %d messages\n", n)
 			return err
 		}),
 	}
 	f := cmd.Flags()
+	f.StringVar(&topic, "topic", "", "topic to consume (Kafka form of the TOPIC argument)")
 	f.BoolVar(&o.fromBeginning, "from-beginning", false, "start at the earliest offset when there is no committed offset")
 	f.StringVar(&o.offset, "offset", "", "start offset: N (needs --partition), earliest or latest")
 	f.Int32Var(&o.partition, "partition", -1, "consume only this partition")
 	f.StringVar(&o.group, "group", "", "consumer group id; offsets of printed records are committed")
 	f.IntVar(&o.maxMessages, "max-messages", 0, "exit after this many records (0: no limit)")
 	f.DurationVar(&o.timeout, "timeout", 0, "exit after no record arrived for this long (0: wait forever)")
+	f.Int64Var(&timeoutMs, "timeout-ms", 0, "Kafka's spelling of --timeout, in milliseconds")
 	f.StringVar(&o.isolation, "isolation-level", "read_uncommitted", "read_committed or read_uncommitted")
-	f.StringVar(&o.format, "format", "value", "output format: value, kv or json")
+	f.StringVar(&o.format, "format", "value", "output format: value, kv, json or kafka (kafka-console-consumer.sh's layout, set by --property)")
 	f.StringVar(&o.keySep, "key-separator", "\t", "separator between key and value for --format kv")
+	f.StringArrayVar(&formatProps, "property", nil, "Kafka formatter property k=v (print.key, print.timestamp, ...; repeatable)")
+	props.register(cmd, "consumer.config", "consumer-property", "consumer")
 	return cmd
 }
 

@@ -29,6 +29,8 @@ type perfOptions struct {
 	progress   bool
 	json       bool
 	ps         producerSettings
+	topic      string        // Kafka's --topic
+	props      propertyFlags // --producer-props / --producer.config, or --consumer.config
 }
 
 func (o *perfOptions) register(cmd *cobra.Command, produce bool) {
@@ -37,7 +39,14 @@ func (o *perfOptions) register(cmd *cobra.Command, produce bool) {
 	f.DurationVar(&o.duration, "duration", 0, "stop after this long (instead of or as well as --num-records)")
 	f.BoolVar(&o.progress, "progress", false, "print a progress line every second even when stderr is not a terminal")
 	f.BoolVar(&o.json, "json", false, "print the final report as one JSON object on stdout")
+	f.StringVar(&o.topic, "topic", "", "topic (Kafka form of the TOPIC argument)")
+	if !produce {
+		o.props.register(cmd, "consumer.config", "consumer-property", "consumer")
+		flagAliases(cmd, map[string]string{"messages": "num-records"})
+	}
 	if produce {
+		o.props.register(cmd, "producer.config", "producer-props", "producer")
+		flagAliases(cmd, map[string]string{"producer-property": "producer-props"})
 		f.IntVar(&o.recordSize, "record-size", 100, "record value size in bytes")
 		f.Float64Var(&o.throughput, "throughput", -1, "target records per second across all producers (-1: unlimited)")
 		f.IntVar(&o.producers, "producers", 1, "number of concurrent producer clients")
@@ -197,6 +206,30 @@ func (p pacer) wait(ctx context.Context, i int64) error {
 	}
 }
 
+// producerTopic resolves the topic of a producing perf command and applies
+// its producer properties. Kafka's --producer-props takes space-separated
+// k=v words, which arrive here as positional arguments.
+func (o *perfOptions) producerTopic(in *invocation) (string, error) {
+	args, extra := kafkaPropArgs(in.args)
+	topic, err := topicArg(args, o.topic)
+	if err != nil {
+		return "", err
+	}
+	o.props.kvs = append(o.props.kvs, extra...)
+	kvs, err := o.props.load()
+	if err != nil {
+		return "", err
+	}
+	warnings, err := applyProducerProps(kvs, &o.ps, &in.props, in.cmd.Flags().Changed)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(in.stderr, "warning:", w)
+	}
+	return topic, nil
+}
+
 // ensureTopic creates topic if it does not exist.
 func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int32) error {
 	resp, err := adm.CreateTopic(ctx, partitions, -1, nil, topic)
@@ -247,16 +280,19 @@ func newPerfProduceCommand() *cobra.Command {
 		Short: "Produce as fast as allowed and report throughput and ack latency",
 		Example: `  vltava perf produce bench --num-records 100000 --record-size 512 --acks all --compression lz4
   vltava perf produce bench --duration 1m --throughput 5000 --producers 4 --partitions 12 --json`,
-		Args: exactArgs(1, "one TOPIC"),
+		Args: cobra.ArbitraryArgs,
 		RunE: clusterCommand(func(in *invocation) error {
 			if err := o.validate(1); err != nil {
+				return err
+			}
+			topic, err := o.producerTopic(in)
+			if err != nil {
 				return err
 			}
 			popts, err := o.ps.opts()
 			if err != nil {
 				return err
 			}
-			topic := in.args[0]
 			_, adm, err := in.connect(in.ctx)
 			if err != nil {
 				return err
@@ -348,16 +384,41 @@ func newPerfConsumeCommand() *cobra.Command {
 		Short: "Consume from the beginning and report throughput",
 		Example: `  vltava perf consume bench --num-records 100000
   vltava perf consume bench --duration 30s --group perf --json`,
-		Args: exactArgs(1, "one TOPIC"),
+		Args: cobra.ArbitraryArgs,
 		RunE: clusterCommand(func(in *invocation) error {
 			o.recordSize, o.producers, o.throughput = 1, 1, -1
 			if err := o.validate(1); err != nil {
 				return err
 			}
-			topic := in.args[0]
+			topic, err := topicArg(in.args, o.topic)
+			if err != nil {
+				return err
+			}
+			kvs, err := o.props.load()
+			if err != nil {
+				return err
+			}
+			co := consumeOptions{group: group, isolation: "read_uncommitted"}
+			warnings, err := applyConsumerProps(kvs, &co, &in.props, in.cmd.Flags().Changed)
+			if err != nil {
+				return err
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(in.stderr, "warning:", w)
+			}
 			opts := []kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
-			if group != "" {
-				opts = append(opts, kgo.ConsumerGroup(group))
+			if co.group != "" {
+				opts = append(opts, kgo.ConsumerGroup(co.group))
+			}
+			if co.fetchMaxWait > 0 {
+				opts = append(opts, kgo.FetchMaxWait(co.fetchMaxWait))
+			}
+			switch co.isolation {
+			case "read_uncommitted":
+			case "read_committed":
+				opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			default:
+				return fmt.Errorf("isolation.level %q: want read_committed or read_uncommitted", co.isolation)
 			}
 			ctx, cancel := o.runContext(in.ctx)
 			defer cancel()
@@ -412,16 +473,19 @@ clients run in this process, so clocks agree). --throughput paces sends;
 unlimited throughput measures latency under saturation.`,
 		Example: `  vltava perf e2e bench --num-records 10000 --throughput 1000
   vltava perf e2e bench --duration 30s --throughput 500 --acks 1 --json`,
-		Args: exactArgs(1, "one TOPIC"),
+		Args: cobra.ArbitraryArgs,
 		RunE: clusterCommand(func(in *invocation) error {
 			if err := o.validate(e2eHeader); err != nil {
+				return err
+			}
+			topic, err := o.producerTopic(in)
+			if err != nil {
 				return err
 			}
 			popts, err := o.ps.opts()
 			if err != nil {
 				return err
 			}
-			topic := in.args[0]
 			pcl, adm, err := in.cluster(in.ctx, popts...)
 			if err != nil {
 				return err

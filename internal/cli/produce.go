@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,13 +27,16 @@ type producerSettings struct {
 	compression string
 	linger      time.Duration
 	batchMax    int32
+	// noIdempotence is enable.idempotence=false from producer properties.
+	noIdempotence bool
 }
 
 func (s *producerSettings) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&s.acks, "acks", "all", "required acks: 0, 1, all (or -1)")
-	cmd.Flags().StringVar(&s.compression, "compression", "none", "batch compression: none, gzip, snappy, lz4, zstd")
+	cmd.Flags().StringVar(&s.acks, "acks", "all", "required acks: 0, 1, all (or -1) (Kafka: --request-required-acks)")
+	cmd.Flags().StringVar(&s.compression, "compression", "none", "batch compression: none, gzip, snappy, lz4, zstd (Kafka: --compression-codec)")
 	cmd.Flags().DurationVar(&s.linger, "linger", 0, "how long to wait for a batch to fill (Kafka's linger.ms), e.g. 5ms")
-	cmd.Flags().Int32Var(&s.batchMax, "batch-max-bytes", 0, "maximum batch size in bytes (Kafka's batch.size; 0: client default)")
+	cmd.Flags().Int32Var(&s.batchMax, "batch-max-bytes", 0, "maximum batch size in bytes (Kafka's batch.size; 0: client default) (Kafka: --batch-size)")
+	flagAliases(cmd, map[string]string{"request-required-acks": "acks", "compression-codec": "compression", "batch-size": "batch-max-bytes"})
 }
 
 // opts translates the settings into kgo options. Idempotence needs
@@ -64,6 +68,9 @@ func (s *producerSettings) opts() ([]kgo.Opt, error) {
 		codec = kgo.ZstdCompression()
 	default:
 		return nil, fmt.Errorf("--compression %q: want none, gzip, snappy, lz4 or zstd", s.compression)
+	}
+	if s.noIdempotence {
+		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
 	opts = append(opts, kgo.ProducerBatchCompression(codec))
 	if s.linger < 0 {
@@ -114,28 +121,55 @@ type produceFailure struct {
 
 func newProduceCommand() *cobra.Command {
 	var (
-		file      string
-		keySep    string
-		headers   []string
-		partition int32
-		ps        producerSettings
+		file, topic string
+		keySep      string
+		headers     []string
+		partition   int32
+		ps          producerSettings
+		props       propertyFlags
+		readerProps []string
 	)
 	cmd := &cobra.Command{
 		Use:   "produce TOPIC",
 		Short: "Write lines from stdin or a file as records (kafka-console-producer.sh)",
 		Long: `Produce one record per input line. Keys are parsed only with
---key-separator. Every failed record is reported with its line number, and
-the command exits non-zero if any record failed.`,
+--key-separator (or Kafka's --property parse.key=true, with key.separator,
+tab by default). Every failed record is reported with its line number, and
+the command exits non-zero if any record failed.
+
+Producer properties come from --producer.config FILE and
+--producer-property k=v (also spelled --producer-props): acks,
+compression.type, linger.ms, batch.size, enable.idempotence and the client
+settings of --command-config; flags given on the command line win.`,
 		Example: `  echo hello | vltava produce greetings
   printf 'k1:v1\nk2:v2\n' | vltava produce orders --key-separator : --header source=cli --acks 1
-  vltava produce orders --file records.txt --compression zstd --linger 10ms`,
-		Args: exactArgs(1, "one TOPIC"),
+  vltava produce orders --file records.txt --compression zstd --linger 10ms
+  vltava produce --topic orders --property parse.key=true --property key.separator=: --producer-property acks=1`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: clusterCommand(func(in *invocation) error {
+			topic, err := topicArg(in.args, topic)
+			if err != nil {
+				return err
+			}
 			hkvs, err := parseKeyValues("--header", headers)
 			if err != nil {
 				return err
 			}
-			parser := &recordParser{topic: in.args[0], keySep: keySep, partition: partition}
+			if err := applyReaderProps(readerProps, &keySep, in.cmd.Flags().Changed("key-separator")); err != nil {
+				return err
+			}
+			kvs, err := props.load()
+			if err != nil {
+				return err
+			}
+			warnings, err := applyProducerProps(kvs, &ps, &in.props, in.cmd.Flags().Changed)
+			if err != nil {
+				return err
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(in.stderr, "warning:", w)
+			}
+			parser := &recordParser{topic: topic, keySep: keySep, partition: partition}
 			for _, kv := range hkvs {
 				parser.headers = append(parser.headers, kgo.RecordHeader{Key: kv[0], Value: []byte(kv[1])})
 			}
@@ -177,12 +211,49 @@ the command exits non-zero if any record failed.`,
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&file, "file", "", "read records from this file instead of stdin")
-	cmd.Flags().StringVar(&keySep, "key-separator", "", "parse a key before the first occurrence of this separator (off by default)")
-	cmd.Flags().StringArrayVar(&headers, "header", nil, "header key=value added to every record (repeatable)")
-	cmd.Flags().Int32Var(&partition, "partition", -1, "produce every record to this partition")
+	f := cmd.Flags()
+	f.StringVar(&topic, "topic", "", "topic to produce to (Kafka form of the TOPIC argument)")
+	f.StringVar(&file, "file", "", "read records from this file instead of stdin")
+	f.StringVar(&keySep, "key-separator", "", "parse a key before the first occurrence of this separator (off by default)")
+	f.StringArrayVar(&headers, "header", nil, "header key=value added to every record (repeatable)")
+	f.Int32Var(&partition, "partition", -1, "produce every record to this partition")
+	f.StringArrayVar(&readerProps, "property", nil, "line reader property (Kafka's --property): parse.key=true, key.separator=SEP")
 	ps.register(cmd)
+	props.register(cmd, "producer.config", "producer-property", "producer")
+	flagAliases(cmd, map[string]string{"producer-props": "producer-property"})
 	return cmd
+}
+
+// applyReaderProps applies kafka-console-producer's line reader properties
+// (--property): parse.key turns key parsing on with key.separator (a tab
+// by default, as in Kafka's LineMessageReader). --key-separator wins.
+func applyReaderProps(kvs []string, keySep *string, sepChanged bool) error {
+	parsed, err := parseKeyValues("--property", kvs)
+	if err != nil {
+		return err
+	}
+	parseKey, sep := false, "\t"
+	for _, kv := range parsed {
+		switch kv[0] {
+		case "parse.key":
+			b, err := strconv.ParseBool(kv[1])
+			if err != nil {
+				return fmt.Errorf("--property parse.key=%q: want true or false", kv[1])
+			}
+			parseKey = b
+		case "key.separator":
+			if kv[1] == "" {
+				return errors.New("--property key.separator: must not be empty")
+			}
+			sep = kv[1]
+		default:
+			return fmt.Errorf("--property %s: not supported by vltava produce (supported: parse.key, key.separator)", kv[0])
+		}
+	}
+	if parseKey && !sepChanged {
+		*keySep = sep
+	}
+	return nil
 }
 
 // produceLines produces every line of in and waits for all acks. It
