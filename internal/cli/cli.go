@@ -51,6 +51,8 @@ func Commands() []*cobra.Command {
 		newClusterCommand(),
 		newPartitionsCommand(),
 		newPerfCommand(),
+		newGetOffsetsCommand(),
+		newDeleteRecordsCommand(),
 	}
 	for _, c := range cmds {
 		addGlobalFlags(c)

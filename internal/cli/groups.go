@@ -18,9 +18,14 @@ func newGroupsCommand() *cobra.Command {
 		Short: "List, describe, delete consumer groups and reset their offsets (kafka-consumer-groups.sh)",
 		Example: `  vltava groups list
   vltava groups describe billing
-  vltava groups reset-offsets billing --topic orders --to-earliest --execute`,
+  vltava groups reset-offsets billing --topic orders --to-earliest --execute
+  vltava groups --describe --all-groups               # kafka-consumer-groups.sh form`,
 	}
-	cmd.AddCommand(newGroupsListCommand(), newGroupsDescribeCommand(), newGroupsDeleteCommand(), newGroupsResetCommand())
+	cmd.AddCommand(newGroupsListCommand(), newGroupsDescribeCommand(), newGroupsDeleteCommand(), newGroupsResetCommand(),
+		newGroupsDeleteOffsetsCommand())
+	// kafka-consumer-groups.sh --describe --group g ...
+	addKafkaModes(cmd, "group", map[string]string{"list": "list", "describe": "describe", "delete": "delete",
+		"reset-offsets": "reset-offsets", "delete-offsets": "delete-offsets"})
 	return cmd
 }
 
@@ -168,89 +173,181 @@ func dashIfNegative(n int64) any {
 	return n
 }
 
+// groupNames resolves the groups a command acts on: the named ones, or
+// with --all-groups every group of the cluster (Kafka's --all-groups).
+func groupNames(ctx context.Context, adm *kadm.Client, args []string, all bool) ([]string, error) {
+	switch {
+	case all && len(args) > 0:
+		return nil, errors.New("name groups or give --all-groups, not both")
+	case !all && len(args) == 0:
+		return nil, errors.New("expected at least one GROUP (or --group, or --all-groups)")
+	case !all:
+		return args, nil
+	}
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return nil, groupAPIError("listing groups", err)
+	}
+	return listed.Groups(), nil
+}
+
 func newGroupsDescribeCommand() *cobra.Command {
-	var members bool
+	var members, state, all bool
 	cmd := &cobra.Command{
-		Use:   "describe GROUP",
-		Short: "Show a group's state, members, assignments and lag per partition",
+		Use:   "describe GROUP...",
+		Short: "Show groups' state, members, assignments and lag per partition",
+		Long: `Describe consumer groups: by default the lag per partition (Kafka's
+--offsets); --members lists members and their assignments, --state the
+group's state. With one named group --output json prints one object, with
+several or --all-groups an array.`,
 		Example: `  vltava groups describe billing
   vltava groups describe billing --members
+  vltava groups describe --all-groups --state
   vltava groups describe billing --output json`,
-		Args: exactArgs(1, "one GROUP"),
+		Args: cobra.ArbitraryArgs,
 		RunE: clusterCommand(func(in *invocation) error {
+			if members && state {
+				return errors.New("--members and --state are mutually exclusive")
+			}
 			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			d, err := describeGroup(in.ctx, adm, in.args[0])
+			names, err := groupNames(in.ctx, adm, in.args, all)
 			if err != nil {
 				return err
 			}
-			if in.json {
-				return writeJSON(in.stdout, d)
+			descs := []groupDescription{}
+			for _, g := range names {
+				d, err := describeGroup(in.ctx, adm, g)
+				if err != nil {
+					return err
+				}
+				descs = append(descs, d)
 			}
-			fmt.Fprintf(in.stdout, "Group: %s\tState: %s\tProtocol: %s\tMembers: %d\n", d.Group, d.State, d.Protocol, len(d.Members))
-			if members {
-				t := newTable(in.stdout, "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT")
-				for _, m := range d.Members {
-					as := ""
-					for i, a := range m.Assignments {
-						if i > 0 {
-							as += " "
-						}
-						as += a.Topic + ":" + joinInt32s(a.Partitions)
-					}
-					t.row(m.MemberID, m.ClientID, m.Host, as)
+			if in.json {
+				if len(in.args) == 1 && !all {
+					return writeJSON(in.stdout, descs[0])
+				}
+				return writeJSON(in.stdout, descs)
+			}
+			if state {
+				t := newTable(in.stdout, "GROUP", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS")
+				for _, d := range descs {
+					t.row(d.Group, d.Protocol, d.State, len(d.Members))
 				}
 				return t.flush()
 			}
-			t := newTable(in.stdout, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
-			for _, o := range d.Offsets {
-				t.row(o.Topic, o.Partition, dashIfNegative(o.CurrentOffset), dashIfNegative(o.LogEndOffset),
-					dashIfNegative(o.Lag), o.MemberID, o.Host, o.ClientID)
+			for i, d := range descs {
+				if i > 0 {
+					fmt.Fprintln(in.stdout)
+				}
+				if err := printGroup(in, d, members); err != nil {
+					return err
+				}
 			}
-			return t.flush()
+			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&members, "members", false, "show members and their assignments instead of offsets")
+	cmd.Flags().Bool("offsets", false, "show offsets and lag (the default)")
+	cmd.Flags().BoolVar(&state, "state", false, "show the group's state instead of offsets")
+	cmd.Flags().BoolVar(&all, "all-groups", false, "every group of the cluster")
 	return cmd
 }
 
+// printGroup writes one group's block of `groups describe`.
+func printGroup(in *invocation, d groupDescription, members bool) error {
+	fmt.Fprintf(in.stdout, "Group: %s\tState: %s\tProtocol: %s\tMembers: %d\n", d.Group, d.State, d.Protocol, len(d.Members))
+	if members {
+		t := newTable(in.stdout, "MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT")
+		for _, m := range d.Members {
+			as := ""
+			for i, a := range m.Assignments {
+				if i > 0 {
+					as += " "
+				}
+				as += a.Topic + ":" + joinInt32s(a.Partitions)
+			}
+			t.row(m.MemberID, m.ClientID, m.Host, as)
+		}
+		return t.flush()
+	}
+	t := newTable(in.stdout, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
+	for _, o := range d.Offsets {
+		t.row(o.Topic, o.Partition, dashIfNegative(o.CurrentOffset), dashIfNegative(o.LogEndOffset),
+			dashIfNegative(o.Lag), o.MemberID, o.Host, o.ClientID)
+	}
+	return t.flush()
+}
+
 func newGroupsDeleteCommand() *cobra.Command {
-	return &cobra.Command{
+	var all bool
+	cmd := &cobra.Command{
 		Use:     "delete GROUP...",
 		Short:   "Delete inactive groups and their committed offsets",
-		Example: `  vltava groups delete billing`,
-		Args:    cobra.MinimumNArgs(1),
+		Example: `  vltava groups delete billing
+  vltava groups delete --all-groups`,
+		Args: cobra.ArbitraryArgs,
 		RunE: clusterCommand(func(in *invocation) error {
 			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			resps, err := adm.DeleteGroups(in.ctx, in.args...)
+			names, err := groupNames(in.ctx, adm, in.args, all)
+			if err != nil {
+				return err
+			}
+			deleted := []string{}
+			if len(names) == 0 {
+				if in.json {
+					return writeJSON(in.stdout, map[string]any{"deleted": deleted})
+				}
+				return nil
+			}
+			resps, err := adm.DeleteGroups(in.ctx, names...)
 			if err != nil {
 				return groupAPIError("deleting groups", err)
 			}
-			for _, g := range in.args {
+			var failed []error
+			for _, g := range names {
 				r, ok := resps[g]
 				switch {
 				case !ok:
-					return fmt.Errorf("deleting group %q: no response from the cluster", g)
+					err = fmt.Errorf("deleting group %q: no response from the cluster", g)
 				case errors.Is(r.Err, kerr.GroupIDNotFound):
-					return errGroupNotFound(g)
+					err = errGroupNotFound(g)
 				case errors.Is(r.Err, kerr.NonEmptyGroup):
-					return fmt.Errorf("group %q is not empty: stop its consumers before deleting it", g)
+					err = fmt.Errorf("group %q is not empty: stop its consumers before deleting it", g)
 				case r.Err != nil:
-					return fmt.Errorf("deleting group %q: %w%s", g, r.Err, detail(r.ErrMessage))
+					err = fmt.Errorf("deleting group %q: %w%s", g, r.Err, detail(r.ErrMessage))
+				default:
+					err = nil
 				}
+				if err != nil {
+					failed = append(failed, err)
+					continue
+				}
+				deleted = append(deleted, g)
 				if !in.json {
 					fmt.Fprintf(in.stdout, "Deleted group %s.\n", g)
 				}
 			}
 			if in.json {
-				return writeJSON(in.stdout, map[string]any{"deleted": in.args})
+				if err := writeJSON(in.stdout, map[string]any{"deleted": deleted}); err != nil {
+					return err
+				}
 			}
-			return nil
+			switch len(failed) {
+			case 0:
+				return nil
+			case 1:
+				return failed[0]
+			default:
+				return fmt.Errorf("%d of %d groups were not deleted; first: %w", len(failed), len(names), failed[0])
+			}
 		}),
 	}
+	cmd.Flags().BoolVar(&all, "all-groups", false, "every group of the cluster")
+	return cmd
 }

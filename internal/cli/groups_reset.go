@@ -19,6 +19,9 @@ type resetStrategy struct {
 	offset int64  // --to-offset
 	shift  int64  // --shift-by
 	millis int64  // --to-datetime / --by-duration, resolved to a timestamp
+	// file holds --from-file's offsets by group ("" for a file without
+	// a group column) then topic and partition.
+	file map[string]map[string]map[int32]int64
 }
 
 // topicPartitionsFlag parses Kafka's --topic syntax: "t" for every
@@ -92,9 +95,11 @@ func newGroupsResetCommand() *cobra.Command {
 		toOffset, shiftBy      int64
 		toDatetime, byDuration string
 		dryRun, execute        bool
+		allGroups, export      bool
+		fromFile               string
 	)
 	cmd := &cobra.Command{
-		Use:   "reset-offsets GROUP",
+		Use:   "reset-offsets GROUP...",
 		Short: "Plan (default) or --execute an offset reset for an inactive group",
 		Long: `Reset a consumer group's committed offsets. Without --execute it only prints
 the plan (--dry-run). As in Kafka, the group must be inactive (no members):
@@ -102,14 +107,20 @@ a reset is refused while consumers are running.
 
 --topic takes "topic" (every partition) or "topic:0,1" and may repeat;
 --all-topics uses every topic the group has committed offsets for.
---to-datetime takes RFC 3339 (2024-05-01T12:00:00Z); --by-duration takes a
-duration back from now (90m, 24h).`,
+--to-datetime takes RFC 3339 (2024-05-01T12:00:00Z) or Kafka's
+YYYY-MM-DDTHH:mm:SS.sss (local time); --by-duration takes a duration back
+from now (90m, 24h, or ISO 8601 as Kafka: PT1H30M, P1D).
+
+--all-groups resets every group. --export prints the plan as CSV
+(topic,partition,offset; with several groups group,topic,partition,offset),
+which --from-file reads back as the offsets to set.`,
 		Example: `  vltava groups reset-offsets billing --topic orders --to-earliest
   vltava groups reset-offsets billing --topic orders:0,1 --shift-by -10 --execute
-  vltava groups reset-offsets billing --all-topics --to-datetime 2024-05-01T12:00:00Z --execute`,
-		Args: exactArgs(1, "one GROUP"),
+  vltava groups reset-offsets billing --all-topics --to-datetime 2024-05-01T12:00:00Z --execute
+  vltava groups reset-offsets billing --all-topics --to-earliest --export > plan.csv
+  vltava groups reset-offsets billing --from-file plan.csv --execute`,
+		Args: cobra.ArbitraryArgs,
 		RunE: clusterCommand(func(in *invocation) error {
-			group := in.args[0]
 			f := in.cmd.Flags()
 			var s resetStrategy
 			n := 0
@@ -125,8 +136,9 @@ duration back from now (90m, 24h).`,
 			pick(f.Changed("shift-by"), "shift")
 			pick(toDatetime != "", "datetime")
 			pick(byDuration != "", "duration")
+			pick(fromFile != "", "file")
 			if n != 1 {
-				return errors.New("give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by, --by-duration")
+				return errors.New("give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by, --by-duration, --from-file")
 			}
 			s.offset, s.shift = toOffset, shiftBy
 			switch s.kind {
@@ -146,8 +158,11 @@ duration back from now (90m, 24h).`,
 			if execute && dryRun && f.Changed("dry-run") {
 				return errors.New("--dry-run and --execute are mutually exclusive")
 			}
-			if len(topics) == 0 && !allTopics {
+			if len(topics) == 0 && !allTopics && s.kind != "file" {
 				return errors.New("give --topic or --all-topics")
+			}
+			if s.kind == "file" && (len(topics) > 0 || allTopics) {
+				return errors.New("--from-file names its partitions; it takes no --topic or --all-topics")
 			}
 			if len(topics) > 0 && allTopics {
 				return errors.New("--topic and --all-topics are mutually exclusive")
@@ -157,9 +172,40 @@ duration back from now (90m, 24h).`,
 			if err != nil {
 				return err
 			}
-			rows, err := resetGroupOffsets(ctx, adm, group, s, topics, allTopics, execute)
+			groups, err := groupNames(ctx, adm, in.args, allGroups)
 			if err != nil {
 				return err
+			}
+			if s.kind == "file" && len(groups) > 1 {
+				for g := range s.file {
+					if g == "" {
+						return fmt.Errorf("--from-file %s has no group column; it resets one group", fromFile)
+					}
+				}
+			}
+			var rows []resetRow
+			for _, group := range groups {
+				gs := s
+				if s.kind == "file" {
+					gs.file = map[string]map[string]map[int32]int64{"": s.file[group]}
+					if len(groups) == 1 && s.file[""] != nil {
+						gs.file[""] = s.file[""]
+					}
+					if len(gs.file[""]) == 0 {
+						return fmt.Errorf("--from-file %s has no offsets for group %q", fromFile, group)
+					}
+				}
+				grows, err := resetGroupOffsets(ctx, adm, group, gs, topics, allTopics, execute)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, grows...)
+			}
+			if export {
+				return writeResetCSV(in.stdout, rows, len(groups) > 1)
+			}
+			if rows == nil {
+				rows = []resetRow{}
 			}
 			if in.json {
 				return writeJSON(in.stdout, map[string]any{"executed": execute, "offsets": rows})
@@ -188,6 +234,9 @@ duration back from now (90m, 24h).`,
 	fl.StringVar(&byDuration, "by-duration", "", "reset to the first offset at or after now minus this duration")
 	fl.BoolVar(&dryRun, "dry-run", true, "only print the plan (the default)")
 	fl.BoolVar(&execute, "execute", false, "commit the new offsets")
+	fl.BoolVar(&allGroups, "all-groups", false, "reset every group of the cluster")
+	fl.BoolVar(&export, "export", false, "print the plan as CSV (topic,partition,offset), as kafka-consumer-groups.sh --export")
+	fl.StringVar(&fromFile, "from-file", "", "CSV of offsets to set, as --export writes it")
 	return cmd
 }
 
@@ -212,7 +261,30 @@ func resetGroupOffsets(ctx context.Context, adm *kadm.Client, group string, s re
 		return nil, fmt.Errorf("fetching committed offsets of group %q: %w", group, err)
 	}
 	want := kadm.TopicsSet{}
-	if allTopics {
+	if s.kind == "file" {
+		var names []string
+		for t, ps := range s.file[""] {
+			names = append(names, t)
+			for p := range ps {
+				want.Add(t, p)
+			}
+		}
+		td, err := adm.ListTopics(ctx, names...)
+		if err != nil {
+			return nil, fmt.Errorf("describing topics: %w", err)
+		}
+		for t, ps := range s.file[""] {
+			d, ok := td[t]
+			if !ok || d.Err != nil {
+				return nil, fmt.Errorf("topic %q does not exist", t)
+			}
+			for p := range ps {
+				if _, ok := d.Partitions[p]; !ok {
+					return nil, fmt.Errorf("topic %q has no partition %d", t, p)
+				}
+			}
+		}
+	} else if allTopics {
 		committed.Each(func(o kadm.OffsetResponse) { want.Add(o.Topic, o.Partition) })
 		if len(want) == 0 {
 			return nil, fmt.Errorf("group %q has no committed offsets", group)
@@ -287,7 +359,11 @@ func resetGroupOffsets(ctx context.Context, adm *kadm.Client, group string, s re
 					po.atTime = -1
 				}
 			}
-			off, err := planReset(s, po)
+			ps := s
+			if s.kind == "file" {
+				ps = resetStrategy{kind: "offset", offset: s.file[""][tp.Topic][p]}
+			}
+			off, err := planReset(ps, po)
 			if err != nil {
 				return nil, fmt.Errorf("%s[%d]: %w", tp.Topic, p, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -65,4 +66,16 @@ func writeJSONLine(w io.Writer, v any) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
+}
+
+// sortByTopicPartition orders rows by topic, then partition.
+func sortByTopicPartition[T any](rows []T, key func(T) (string, int32)) {
+	sort.Slice(rows, func(i, j int) bool {
+		ti, pi := key(rows[i])
+		tj, pj := key(rows[j])
+		if ti != tj {
+			return ti < tj
+		}
+		return pi < pj
+	})
 }
