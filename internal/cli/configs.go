@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -110,23 +111,71 @@ func newConfigsCommand() *cobra.Command {
   vltava configs describe --broker 1 --all`,
 	}
 	cmd.AddCommand(newConfigsDescribeCommand(), newConfigsAlterCommand())
+	// kafka-configs.sh --entity-type topics --entity-name t --alter --add-config k=v
+	addKafkaModes(cmd, "", map[string]string{"describe": "describe", "alter": "alter"})
 	return cmd
 }
 
-// resourceFlags are the --topic/--broker/--broker-defaults selectors.
+// resourceFlags are the --topic/--broker/--broker-defaults selectors and
+// kafka-configs.sh's --entity-type/--entity-name/--entity-default.
 type resourceFlags struct {
 	topic          string
 	broker         int32
 	brokerDefaults bool
+
+	entityType, entityName string
+	entityDefault          bool
 }
 
 func (f *resourceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.topic, "topic", "", "topic whose configs to use")
 	cmd.Flags().Int32Var(&f.broker, "broker", -1, "broker id whose configs to use")
 	cmd.Flags().BoolVar(&f.brokerDefaults, "broker-defaults", false, "use the cluster-wide broker defaults")
+	cmd.Flags().StringVar(&f.entityType, "entity-type", "", "Kafka's entity type: topics or brokers")
+	cmd.Flags().StringVar(&f.entityName, "entity-name", "", "Kafka's entity name: the topic or broker id")
+	cmd.Flags().BoolVar(&f.entityDefault, "entity-default", false, "Kafka's default entity (with --entity-type brokers: the broker defaults)")
+}
+
+// fromEntity maps kafka-configs.sh's entity flags onto the selectors.
+func (f *resourceFlags) fromEntity() error {
+	if f.entityType == "" {
+		if f.entityName != "" || f.entityDefault {
+			return errors.New("--entity-name and --entity-default need --entity-type")
+		}
+		return nil
+	}
+	if f.topic != "" || f.broker >= 0 || f.brokerDefaults {
+		return errors.New("give --entity-type/--entity-name or --topic/--broker/--broker-defaults, not both")
+	}
+	if (f.entityName != "") == f.entityDefault {
+		return errors.New("give exactly one of --entity-name and --entity-default")
+	}
+	switch f.entityType {
+	case "topics":
+		if f.entityDefault {
+			return errors.New("--entity-type topics has no default entity")
+		}
+		f.topic = f.entityName
+	case "brokers":
+		if f.entityDefault {
+			f.brokerDefaults = true
+			return nil
+		}
+		n, err := strconv.ParseInt(f.entityName, 10, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--entity-name %q: want a broker id", f.entityName)
+		}
+		f.broker = int32(n)
+	default:
+		return fmt.Errorf("--entity-type %q is not supported: use topics or brokers", f.entityType)
+	}
+	return nil
 }
 
 func (f *resourceFlags) resource() (configResource, error) {
+	if err := f.fromEntity(); err != nil {
+		return configResource{}, err
+	}
 	n := 0
 	if f.topic != "" {
 		n++
@@ -234,16 +283,19 @@ func sourceName(s kmsg.ConfigSource) string {
 
 func newConfigsAlterCommand() *cobra.Command {
 	var (
-		rf   resourceFlags
-		sets []string
-		dels []string
+		rf         resourceFlags
+		sets, dels []string
+		addConfigs []string
+		delConfigs []string
+		addFile    string
 	)
 	cmd := &cobra.Command{
 		Use:   "alter",
 		Short: "Set or delete configs with IncrementalAlterConfigs",
 		Example: `  vltava configs alter --topic orders --set retention.ms=60000 --set segment.bytes=1048576
   vltava configs alter --topic orders --delete retention.ms
-  vltava configs alter --broker-defaults --set log.retention.ms=604800000`,
+  vltava configs alter --broker-defaults --set log.retention.ms=604800000
+  vltava configs --alter --entity-type topics --entity-name orders --add-config retention.ms=60000,cleanup.policy=[compact,delete]`,
 		Args: cobra.NoArgs,
 		RunE: clusterCommand(func(in *invocation) error {
 			res, err := rf.resource()
@@ -253,6 +305,18 @@ func newConfigsAlterCommand() *cobra.Command {
 			kvs, err := parseKeyValues("--set", sets)
 			if err != nil {
 				return err
+			}
+			added, err := kafkaAddConfigs(addConfigs, addFile)
+			if err != nil {
+				return err
+			}
+			kvs = append(kvs, added...)
+			for _, d := range delConfigs {
+				for _, k := range strings.Split(d, ",") {
+					if k = strings.TrimSpace(k); k != "" {
+						dels = append(dels, k)
+					}
+				}
 			}
 			if len(kvs) == 0 && len(dels) == 0 {
 				return errors.New("nothing to alter: give --set k=v and/or --delete k")
@@ -274,6 +338,9 @@ func newConfigsAlterCommand() *cobra.Command {
 	rf.register(cmd)
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "config key=value to set (repeatable)")
 	cmd.Flags().StringArrayVar(&dels, "delete", nil, "config key to delete, reverting it to its default (repeatable)")
+	cmd.Flags().StringArrayVar(&addConfigs, "add-config", nil, "Kafka's form of --set: k1=v1,k2=[a,b] (repeatable)")
+	cmd.Flags().StringVar(&addFile, "add-config-file", "", "properties file of configs to set (Kafka's --add-config-file)")
+	cmd.Flags().StringArrayVar(&delConfigs, "delete-config", nil, "Kafka's form of --delete: k1,k2 (repeatable)")
 	return cmd
 }
 

@@ -284,8 +284,8 @@ func printGroup(in *invocation, d groupDescription, members bool) error {
 func newGroupsDeleteCommand() *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
-		Use:     "delete GROUP...",
-		Short:   "Delete inactive groups and their committed offsets",
+		Use:   "delete GROUP...",
+		Short: "Delete inactive groups and their committed offsets",
 		Example: `  vltava groups delete billing
   vltava groups delete --all-groups`,
 		Args: cobra.ArbitraryArgs,

@@ -143,17 +143,22 @@ which --from-file reads back as the offsets to set.`,
 			s.offset, s.shift = toOffset, shiftBy
 			switch s.kind {
 			case "datetime":
-				t, err := time.Parse(time.RFC3339Nano, toDatetime)
+				t, err := parseResetTime(toDatetime)
 				if err != nil {
-					return fmt.Errorf("--to-datetime %q: want RFC 3339, in.g. 2024-05-01T12:00:00Z", toDatetime)
+					return err
 				}
 				s.millis = t.UnixMilli()
 			case "duration":
-				d, err := time.ParseDuration(byDuration)
-				if err != nil || d < 0 {
-					return fmt.Errorf("--by-duration %q: want a positive duration such as 90m", byDuration)
+				d, err := parseResetDuration(byDuration)
+				if err != nil {
+					return err
 				}
 				s.millis = time.Now().Add(-d).UnixMilli()
+			case "file":
+				var err error
+				if s.file, err = readResetFile(fromFile); err != nil {
+					return err
+				}
 			}
 			if execute && dryRun && f.Changed("dry-run") {
 				return errors.New("--dry-run and --execute are mutually exclusive")

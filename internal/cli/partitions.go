@@ -52,86 +52,157 @@ type reassignResult struct {
 	Error     string `json:"error,omitempty"`
 }
 
+// reassignFlags are the flags of `partitions reassign`: the direct form
+// (--topic, --partition, --replicas or --cancel) and
+// kafka-reassign-partitions.sh's modes.
+type reassignFlags struct {
+	topic, replicas string
+	partitions      []int32
+	cancel          bool
+
+	generate, execute, verify bool
+	topicsFile, planFile      string
+	brokerList                string
+	throttle, logDirThrottle  int64
+	preserveThrottles         bool
+}
+
 func newReassignCommand() *cobra.Command {
-	var topic, replicas string
-	var partitions []int32
-	var cancel bool
+	var rf reassignFlags
 	cmd := &cobra.Command{
 		Use:   "reassign",
-		Short: "Move partitions to a new replica set (or cancel a reassignment)",
+		Short: "Move partitions to new replica sets, plan moves, verify or cancel them (kafka-reassign-partitions.sh)",
 		Long: `Starts a reassignment (KIP-455): the new replicas copy the partition from
 its leader and join the ISR, then the replicas not in the new set are
-dropped. --cancel reverts a reassignment in progress.`,
+dropped.
+
+Direct form: --topic with --partition (repeatable) and --replicas 2,3,1, or
+--cancel to revert a reassignment in progress.
+
+kafka-reassign-partitions.sh's form, with its JSON plans
+({"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2,3],"log_dirs":["any","any"]}]}):
+  --generate --topics-to-move-json-file F --broker-list 1,2,3
+      prints the current assignment and a proposed one over the brokers
+      ({"version":1,"topics":[{"topic":"t"}]} names the topics).
+  --execute --reassignment-json-file F [--throttle B/s] [--replica-alter-log-dirs-throttle B/s]
+      prints the current assignment (to roll back with) and starts the
+      moves. --throttle sets leader/follower.replication.throttled.rate on
+      every broker involved and leader/follower.replication.throttled.replicas
+      on the moved topics (KIP-73).
+  --verify --reassignment-json-file F [--preserve-throttles]
+      reports each partition as completed or still in progress and, once
+      all are complete, removes the throttles.
+  --cancel --reassignment-json-file F [--preserve-throttles]
+      cancels the plan's reassignments and removes the throttles.`,
 		Example: `  vltava partitions reassign --topic orders --partition 0 --partition 1 --replicas 2,3
-  vltava partitions reassign --topic orders --partition 0 --cancel`,
+  vltava partitions reassign --topic orders --partition 0 --cancel
+  vltava partitions reassign --generate --topics-to-move-json-file topics.json --broker-list 1,2,3
+  vltava partitions reassign --execute --reassignment-json-file plan.json --throttle 10000000
+  vltava partitions reassign --verify --reassignment-json-file plan.json`,
 		Args: cobra.NoArgs,
 		RunE: clusterCommand(func(in *invocation) error {
-			if topic == "" || len(partitions) == 0 {
-				return fmt.Errorf("--topic and at least one --partition are required")
-			}
-			if cancel == (replicas != "") {
-				return fmt.Errorf("give exactly one of --replicas and --cancel")
-			}
-			var brokers []int32
-			if !cancel {
-				var err error
-				if brokers, err = parseBrokerList(replicas); err != nil {
-					return err
+			modes := 0
+			for _, on := range []bool{rf.generate, rf.execute, rf.verify, rf.cancel && rf.planFile != ""} {
+				if on {
+					modes++
 				}
 			}
-			_, adm, err := in.cluster(in.ctx)
-			if err != nil {
-				return err
+			if modes > 1 {
+				return fmt.Errorf("give only one of --generate, --execute, --verify and --cancel")
 			}
-			var req kadm.AlterPartitionAssignmentsReq
-			for _, p := range partitions {
-				req.Assign(topic, p, brokers)
+			fl := in.cmd.Flags()
+			if !rf.execute && (fl.Changed("throttle") || fl.Changed("replica-alter-log-dirs-throttle")) {
+				return fmt.Errorf("--throttle and --replica-alter-log-dirs-throttle go with --execute")
 			}
-			resps, err := adm.AlterPartitionAssignments(in.ctx, req)
-			if err != nil {
-				return fmt.Errorf("reassigning: %w", err)
+			if fl.Changed("preserve-throttles") && !rf.verify && !rf.cancel {
+				return fmt.Errorf("--preserve-throttles goes with --verify or --cancel")
 			}
-			var out []reassignResult
-			failed := 0
-			for _, p := range slices.Sorted(slices.Values(partitions)) {
-				r := reassignResult{Topic: topic, Partition: p}
-				if rr, ok := resps[topic][p]; ok && rr.Err != nil {
-					r.Error = rr.Err.Error()
-					if rr.ErrMessage != "" {
-						r.Error = rr.ErrMessage
-					}
-					failed++
+			if modes == 1 {
+				if rf.topic != "" || len(rf.partitions) > 0 || rf.replicas != "" {
+					return fmt.Errorf("--topic, --partition and --replicas are the direct form; the plan modes read JSON files")
 				}
-				out = append(out, r)
+				return runReassignPlan(in, &rf)
 			}
-			if in.json {
-				if err := writeJSON(in.stdout, out); err != nil {
-					return err
-				}
-			} else {
-				for _, r := range out {
-					switch {
-					case r.Error != "":
-						fmt.Fprintf(in.stdout, "%s-%d: %s\n", r.Topic, r.Partition, r.Error)
-					case cancel:
-						fmt.Fprintf(in.stdout, "%s-%d: reassignment cancelled\n", r.Topic, r.Partition)
-					default:
-						fmt.Fprintf(in.stdout, "%s-%d: reassignment to %s started\n", r.Topic, r.Partition, joinInt32s(brokers))
-					}
-				}
-			}
-			if failed > 0 {
-				return fmt.Errorf("%d of %d partitions failed", failed, len(out))
-			}
-			return nil
+			return runReassignDirect(in, &rf)
 		}),
 	}
 	f := cmd.Flags()
-	f.StringVar(&topic, "topic", "", "topic to reassign")
-	f.Int32SliceVar(&partitions, "partition", nil, "partition to reassign (repeatable)")
-	f.StringVar(&replicas, "replicas", "", "comma-separated broker ids of the new replica set, preferred leader first")
-	f.BoolVar(&cancel, "cancel", false, "cancel the reassignment in progress instead")
+	f.StringVar(&rf.topic, "topic", "", "topic to reassign")
+	f.Int32SliceVar(&rf.partitions, "partition", nil, "partition to reassign (repeatable)")
+	f.StringVar(&rf.replicas, "replicas", "", "comma-separated broker ids of the new replica set, preferred leader first")
+	f.BoolVar(&rf.cancel, "cancel", false, "cancel the reassignment in progress (of --topic/--partition, or of --reassignment-json-file's partitions)")
+	f.BoolVar(&rf.generate, "generate", false, "propose a plan moving --topics-to-move-json-file's topics to --broker-list")
+	f.BoolVar(&rf.execute, "execute", false, "start --reassignment-json-file's plan")
+	f.BoolVar(&rf.verify, "verify", false, "report the progress of --reassignment-json-file's plan; remove throttles once complete")
+	f.StringVar(&rf.topicsFile, "topics-to-move-json-file", "", `JSON {"version":1,"topics":[{"topic":"t"}]} for --generate`)
+	f.StringVar(&rf.planFile, "reassignment-json-file", "", "Kafka's reassignment JSON plan")
+	f.StringVar(&rf.brokerList, "broker-list", "", "brokers to spread the partitions over with --generate: 1,2,3")
+	f.Int64Var(&rf.throttle, "throttle", -1, "inter-broker replication throttle in bytes/s during --execute (-1: none)")
+	f.Int64Var(&rf.logDirThrottle, "replica-alter-log-dirs-throttle", -1, "throttle of moves between log dirs in bytes/s during --execute (-1: none)")
+	f.BoolVar(&rf.preserveThrottles, "preserve-throttles", false, "leave the throttles in place after --verify or --cancel")
 	return cmd
+}
+
+// runReassignDirect is `reassign --topic t --partition p --replicas ...`.
+func runReassignDirect(in *invocation, rf *reassignFlags) error {
+	if rf.topic == "" || len(rf.partitions) == 0 {
+		return fmt.Errorf("--topic and at least one --partition are required (or a plan mode: --generate, --execute, --verify)")
+	}
+	if rf.cancel == (rf.replicas != "") {
+		return fmt.Errorf("give exactly one of --replicas and --cancel")
+	}
+	var brokers []int32
+	if !rf.cancel {
+		var err error
+		if brokers, err = parseBrokerList(rf.replicas); err != nil {
+			return err
+		}
+	}
+	_, adm, err := in.cluster(in.ctx)
+	if err != nil {
+		return err
+	}
+	var req kadm.AlterPartitionAssignmentsReq
+	for _, p := range rf.partitions {
+		req.Assign(rf.topic, p, brokers)
+	}
+	resps, err := adm.AlterPartitionAssignments(in.ctx, req)
+	if err != nil {
+		return fmt.Errorf("reassigning: %w", err)
+	}
+	var out []reassignResult
+	failed := 0
+	for _, p := range slices.Sorted(slices.Values(rf.partitions)) {
+		r := reassignResult{Topic: rf.topic, Partition: p}
+		if rr, ok := resps[rf.topic][p]; ok && rr.Err != nil {
+			r.Error = rr.Err.Error()
+			if rr.ErrMessage != "" {
+				r.Error = rr.ErrMessage
+			}
+			failed++
+		}
+		out = append(out, r)
+	}
+	if in.json {
+		if err := writeJSON(in.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range out {
+			switch {
+			case r.Error != "":
+				fmt.Fprintf(in.stdout, "%s-%d: %s\n", r.Topic, r.Partition, r.Error)
+			case rf.cancel:
+				fmt.Fprintf(in.stdout, "%s-%d: reassignment cancelled\n", r.Topic, r.Partition)
+			default:
+				fmt.Fprintf(in.stdout, "%s-%d: reassignment to %s started\n", r.Topic, r.Partition, joinInt32s(brokers))
+			}
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d partitions failed", failed, len(out))
+	}
+	return nil
 }
 
 type ongoingReassignment struct {
