@@ -53,6 +53,7 @@ func Commands() []*cobra.Command {
 		newPerfCommand(),
 		newGetOffsetsCommand(),
 		newDeleteRecordsCommand(),
+		newDumpLogCommand(),
 	}
 	for _, c := range cmds {
 		addGlobalFlags(c)
