@@ -269,9 +269,10 @@ func mapKeysOf[K string | int32, V any](m map[K]V) func(func(K) bool) {
 }
 
 func newElectLeadersCommand() *cobra.Command {
-	var topic, typ string
+	var topic, typ, jsonFile string
 	var partitions []int32
 	var all bool
+	var jsonSet kadm.TopicsSet
 	cmd := &cobra.Command{
 		Use:   "elect-leaders",
 		Short: "Elect preferred (or, unclean, any live) replicas as leaders",
@@ -283,22 +284,31 @@ leader for partitions without one, possibly losing acknowledged data.`,
 		Args: cobra.NoArgs,
 		RunE: clusterCommand(func(in *invocation) error {
 			how := kadm.ElectPreferredReplica
-			switch typ {
+			if jsonFile != "" {
+				if topic != "" || all || len(partitions) > 0 {
+					return fmt.Errorf("--path-to-json-file names the partitions; it takes no --topic, --partition or --all")
+				}
+				var err error
+				if jsonSet, err = readElectionFile(jsonFile); err != nil {
+					return err
+				}
+			}
+			switch strings.ToLower(typ) {
 			case "preferred":
 			case "unclean":
 				how = kadm.ElectLiveReplica
 			default:
 				return fmt.Errorf("--type must be preferred or unclean, not %q", typ)
 			}
-			if all == (topic != "") {
-				return fmt.Errorf("give exactly one of --all and --topic")
+			if jsonSet == nil && all == (topic != "") {
+				return fmt.Errorf("give exactly one of --all (Kafka: --all-topic-partitions), --topic and --path-to-json-file")
 			}
 			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			var set kadm.TopicsSet
-			if !all {
+			set := jsonSet
+			if !all && set == nil {
 				set = kadm.TopicsSet{}
 				if len(partitions) == 0 {
 					td, err := adm.ListTopics(in.ctx, topic)
@@ -353,6 +363,32 @@ leader for partitions without one, possibly losing acknowledged data.`,
 	f.StringVar(&topic, "topic", "", "topic whose partitions to elect")
 	f.Int32SliceVar(&partitions, "partition", nil, "partition (repeatable; default all of --topic)")
 	f.BoolVar(&all, "all", false, "every partition of the cluster")
-	f.StringVar(&typ, "type", "preferred", "election type: preferred or unclean")
+	f.StringVar(&typ, "type", "preferred", "election type: preferred or unclean (Kafka: --election-type PREFERRED|UNCLEAN)")
+	f.StringVar(&jsonFile, "path-to-json-file", "", `Kafka's JSON {"partitions":[{"topic":"t","partition":0}]} of partitions to elect`)
+	flagAliases(cmd, map[string]string{"election-type": "type", "all-topic-partitions": "all"})
 	return cmd
+}
+
+// readElectionFile reads kafka-leader-election.sh's --path-to-json-file.
+func readElectionFile(path string) (kadm.TopicsSet, error) {
+	var f struct {
+		Partitions []struct {
+			Topic     string `json:"topic"`
+			Partition *int32 `json:"partition"`
+		} `json:"partitions"`
+	}
+	if err := readJSONFile("path-to-json-file", path, &f); err != nil {
+		return nil, err
+	}
+	set := kadm.TopicsSet{}
+	for i, p := range f.Partitions {
+		if p.Topic == "" || p.Partition == nil || *p.Partition < 0 {
+			return nil, fmt.Errorf("--path-to-json-file %s: entry %d needs topic and partition", path, i)
+		}
+		set.Add(p.Topic, *p.Partition)
+	}
+	if len(set) == 0 {
+		return nil, fmt.Errorf("--path-to-json-file %s: no partitions", path)
+	}
+	return set, nil
 }

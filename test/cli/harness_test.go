@@ -87,18 +87,22 @@ func freeAddr(t testing.TB) string {
 
 // broker is a broker process owned by one test.
 type broker struct {
-	addr   string
-	kind   string // "vltava" or "kfake"
-	output bytes.Buffer
+	addr    string
+	kind    string // "vltava" or "kfake"
+	dataDir string // vltava's log.dirs
+	output  bytes.Buffer
+	// stop ends the process (SIGTERM, then SIGKILL after 20s) and waits
+	// for it; it runs at cleanup too, so calling it is optional.
+	stop func()
 }
 
 // startVltava starts `vltava server` on a free port with a fresh data dir.
 func startVltava(t testing.TB) *broker {
 	t.Helper()
-	b := &broker{kind: "vltava", addr: freeAddr(t)}
+	b := &broker{kind: "vltava", addr: freeAddr(t), dataDir: t.TempDir()}
 	b.start(t, mustBinary(t, vltavaBinary), "server",
 		"--override", "listeners=PLAINTEXT://"+b.addr,
-		"--override", "log.dirs="+t.TempDir(),
+		"--override", "log.dirs="+b.dataDir,
 		"--log-level", "warn")
 	return b
 }
@@ -120,7 +124,7 @@ func (b *broker) start(t testing.TB, bin string, args ...string) {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
+	b.stop = sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -128,6 +132,9 @@ func (b *broker) start(t testing.TB, bin string, args ...string) {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
+	})
+	t.Cleanup(func() {
+		b.stop()
 		if t.Failed() {
 			t.Logf("%s output:\n%s", b.kind, b.output.String())
 		}
