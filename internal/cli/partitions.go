@@ -5,6 +5,7 @@ package cli
 // ListPartitionReassignments and ElectLeaders (franz-go kadm).
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 func newPartitionsCommand() *cobra.Command {
@@ -50,6 +52,7 @@ type reassignResult struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
 	Error     string `json:"error,omitempty"`
+	Note      string `json:"note,omitempty"`
 }
 
 // reassignFlags are the flags of `partitions reassign`: the direct form
@@ -330,7 +333,12 @@ leader for partitions without one, possibly losing acknowledged data.`,
 			for _, t := range slices.Sorted(mapKeysOf(res)) {
 				for _, p := range slices.Sorted(mapKeysOf(res[t])) {
 					r := reassignResult{Topic: t, Partition: p}
-					if err := res[t][p].Err; err != nil {
+					switch err := res[t][p].Err; {
+					case errors.Is(err, kerr.ElectionNotNeeded):
+						// As kafka-leader-election.sh: the right leader is
+						// already in place, which is not a failure.
+						r.Note = "valid replica already elected"
+					case err != nil:
 						r.Error = err.Error()
 						failed++
 					}
@@ -345,6 +353,8 @@ leader for partitions without one, possibly losing acknowledged data.`,
 				for _, r := range out {
 					if r.Error != "" {
 						fmt.Fprintf(in.stdout, "%s-%d: %s\n", r.Topic, r.Partition, r.Error)
+					} else if r.Note != "" {
+						fmt.Fprintf(in.stdout, "%s-%d: %s\n", r.Topic, r.Partition, r.Note)
 					} else {
 						fmt.Fprintf(in.stdout, "%s-%d: leader elected\n", r.Topic, r.Partition)
 					}
