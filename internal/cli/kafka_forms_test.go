@@ -64,6 +64,10 @@ func (f *fakeAlterer) AlterTopicConfigs(_ context.Context, cfg []kadm.AlterConfi
 	return nil, nil
 }
 
+func (f *fakeAlterer) ThrottledBrokers(_ context.Context, brokers []int32) ([]int32, error) {
+	return brokers, nil
+}
+
 func TestThrottlesSetAndCleared(t *testing.T) {
 	th := throttles{brokers: []int32{1, 3}, topics: map[string][2]string{"a": {"0:1", "0:3"}}}
 	var f fakeAlterer

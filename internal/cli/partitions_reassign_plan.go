@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // rawJSON embeds an already encoded plan in a JSON answer.
@@ -22,6 +24,78 @@ func rawJSON(s string) json.RawMessage { return json.RawMessage(s) }
 type configAlterer interface {
 	AlterBrokerConfigs(ctx context.Context, configs []kadm.AlterConfig, brokers ...int32) (kadm.AlterConfigsResponses, error)
 	AlterTopicConfigs(ctx context.Context, configs []kadm.AlterConfig, topics ...string) (kadm.AlterConfigsResponses, error)
+	// ThrottledBrokers returns those of brokers with a throttle rate set
+	// on them.
+	ThrottledBrokers(ctx context.Context, brokers []int32) ([]int32, error)
+}
+
+// routedAlterer sends each broker's config change to that broker, as
+// Kafka's admin client does for broker resources; topic changes go
+// through kadm (to the controller or any broker).
+type routedAlterer struct {
+	cl  *kgo.Client
+	adm *kadm.Client
+}
+
+func (r routedAlterer) AlterBrokerConfigs(ctx context.Context, configs []kadm.AlterConfig, brokers ...int32) (kadm.AlterConfigsResponses, error) {
+	var out kadm.AlterConfigsResponses
+	for _, b := range brokers {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(b))
+		for _, c := range configs {
+			rc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+			rc.Name, rc.Value, rc.Op = c.Name, c.Value, kmsg.IncrementalAlterConfigOpSet
+			if c.Op == kadm.DeleteConfig {
+				rc.Op = kmsg.IncrementalAlterConfigOpDelete
+			}
+			rr.Configs = append(rr.Configs, rc)
+		}
+		req.Resources = append(req.Resources, rr)
+		resp, err := req.RequestWith(ctx, r.cl.Broker(int(b)))
+		if err != nil {
+			return nil, fmt.Errorf("broker %d: %w", b, err)
+		}
+		for _, res := range resp.Resources {
+			ar := kadm.AlterConfigsResponse{Name: res.ResourceName, Err: kerr.ErrorForCode(res.ErrorCode)}
+			if res.ErrorMessage != nil {
+				ar.ErrMessage = *res.ErrorMessage
+			}
+			out = append(out, ar)
+		}
+	}
+	return out, nil
+}
+
+func (r routedAlterer) ThrottledBrokers(ctx context.Context, brokers []int32) ([]int32, error) {
+	var out []int32
+	for _, b := range brokers {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(b))
+		rr.ConfigNames = []string{leaderThrottledRate, followerThrottledRate, logDirsThrottledRate}
+		req.Resources = append(req.Resources, rr)
+		resp, err := req.RequestWith(ctx, r.cl.Broker(int(b)))
+		if err != nil {
+			return nil, fmt.Errorf("describing the configs of broker %d: %w", b, err)
+		}
+		for _, res := range resp.Resources {
+			if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
+				return nil, fmt.Errorf("describing the configs of broker %d: %w", b, err)
+			}
+			for _, c := range res.Configs {
+				if c.Source == kmsg.ConfigSourceDynamicBrokerConfig && slices.Contains(rr.ConfigNames, c.Name) {
+					out = append(out, b)
+					break
+				}
+			}
+		}
+	}
+	return slices.Compact(out), nil
+}
+
+func (r routedAlterer) AlterTopicConfigs(ctx context.Context, configs []kadm.AlterConfig, topics ...string) (kadm.AlterConfigsResponses, error) {
+	return r.adm.AlterTopicConfigs(ctx, configs, topics...)
 }
 
 func alterErr(what string, resps kadm.AlterConfigsResponses, err error) error {
@@ -144,19 +218,20 @@ type partitionState struct {
 }
 
 func runReassignPlan(in *invocation, rf *reassignFlags) error {
-	_, adm, err := in.cluster(in.ctx)
+	cl, adm, err := in.cluster(in.ctx)
 	if err != nil {
 		return err
 	}
+	alt := routedAlterer{cl: cl, adm: adm}
 	switch {
 	case rf.generate:
 		return reassignGenerate(in, adm, rf)
 	case rf.execute:
-		return reassignExecute(in, adm, rf)
+		return reassignExecute(in, adm, alt, rf)
 	case rf.verify:
-		return reassignVerify(in, adm, rf)
+		return reassignVerify(in, adm, alt, rf)
 	default:
-		return reassignCancel(in, adm, rf)
+		return reassignCancel(in, adm, alt, rf)
 	}
 }
 
@@ -205,7 +280,7 @@ func reassignGenerate(in *invocation, adm *kadm.Client, rf *reassignFlags) error
 	return nil
 }
 
-func reassignExecute(in *invocation, adm *kadm.Client, rf *reassignFlags) error {
+func reassignExecute(in *invocation, adm *kadm.Client, alt configAlterer, rf *reassignFlags) error {
 	if rf.planFile == "" {
 		return errors.New("--execute needs --reassignment-json-file")
 	}
@@ -230,7 +305,7 @@ func reassignExecute(in *invocation, adm *kadm.Client, rf *reassignFlags) error 
 		fmt.Fprintf(in.stdout, "Current partition replica assignment\n\n%s\n\nSave this to use as the --reassignment-json-file option during rollback\n", planJSON(current))
 	}
 	if rf.throttle >= 0 || rf.logDirThrottle >= 0 {
-		if err := applyThrottles(in.ctx, adm, planThrottles(current, target), rf.throttle, rf.logDirThrottle); err != nil {
+		if err := applyThrottles(in.ctx, alt, planThrottles(current, target), rf.throttle, rf.logDirThrottle); err != nil {
 			return err
 		}
 		if !in.json {
@@ -275,7 +350,7 @@ func reassignExecute(in *invocation, adm *kadm.Client, rf *reassignFlags) error 
 	return nil
 }
 
-func reassignVerify(in *invocation, adm *kadm.Client, rf *reassignFlags) error {
+func reassignVerify(in *invocation, adm *kadm.Client, alt configAlterer, rf *reassignFlags) error {
 	if rf.planFile == "" {
 		return errors.New("--verify needs --reassignment-json-file")
 	}
@@ -330,7 +405,7 @@ func reassignVerify(in *invocation, adm *kadm.Client, rf *reassignFlags) error {
 		}
 	}
 	if clearNow {
-		if err := clearAllThrottles(in, adm, md, sortedKeys(target)); err != nil {
+		if err := clearAllThrottles(in, alt, md, sortedKeys(target)); err != nil {
 			return err
 		}
 	}
@@ -344,7 +419,14 @@ func reassignVerify(in *invocation, adm *kadm.Client, rf *reassignFlags) error {
 // and from topics, reporting it as Kafka's tool does.
 func clearAllThrottles(in *invocation, a configAlterer, md kadm.Metadata, topics []string) error {
 	brokers := slices.Sorted(slices.Values(md.Brokers.NodeIDs()))
-	if err := clearThrottles(in.ctx, a, brokers, topics); err != nil {
+	// Kafka's tool deletes the rates on every broker; deleting only where
+	// one is set leaves the same state and spares the other brokers a
+	// config change.
+	set, err := a.ThrottledBrokers(in.ctx, brokers)
+	if err != nil {
+		return err
+	}
+	if err := clearThrottles(in.ctx, a, set, topics); err != nil {
 		return err
 	}
 	if !in.json {
@@ -356,7 +438,7 @@ func clearAllThrottles(in *invocation, a configAlterer, md kadm.Metadata, topics
 	return nil
 }
 
-func reassignCancel(in *invocation, adm *kadm.Client, rf *reassignFlags) error {
+func reassignCancel(in *invocation, adm *kadm.Client, alt configAlterer, rf *reassignFlags) error {
 	plan, err := readReassignmentPlan("reassignment-json-file", rf.planFile, false)
 	if err != nil {
 		return err
@@ -397,7 +479,7 @@ func reassignCancel(in *invocation, adm *kadm.Client, rf *reassignFlags) error {
 		if err != nil {
 			return fmt.Errorf("describing the cluster: %w", err)
 		}
-		if err := clearAllThrottles(in, adm, md, sortedKeys(names)); err != nil {
+		if err := clearAllThrottles(in, alt, md, sortedKeys(names)); err != nil {
 			return err
 		}
 		cleared = true
