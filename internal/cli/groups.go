@@ -23,6 +23,11 @@ func newGroupsCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newGroupsListCommand(), newGroupsDescribeCommand(), newGroupsDeleteCommand(), newGroupsResetCommand(),
 		newGroupsDeleteOffsetsCommand())
+	for _, sub := range cmd.Commands() {
+		if sub.Name() != "list" {
+			acceptNameFlag(sub, "group", "group")
+		}
+	}
 	// kafka-consumer-groups.sh --describe --group g ...
 	addKafkaModes(cmd, "group", map[string]string{"list": "list", "describe": "describe", "delete": "delete",
 		"reset-offsets": "reset-offsets", "delete-offsets": "delete-offsets"})

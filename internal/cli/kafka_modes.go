@@ -161,3 +161,23 @@ func flagAliases(cmd *cobra.Command, aliases map[string]string) {
 		return prev(f, name)
 	})
 }
+
+// acceptNameFlag lets a subcommand that takes names as arguments take them
+// with Kafka's flag too (`topics describe --topic orders`, `groups delete
+// --group billing`): the flag's comma-separated values are appended to the
+// positional arguments before they are validated.
+func acceptNameFlag(cmd *cobra.Command, name, what string) {
+	var values []string
+	cmd.Flags().StringArrayVar(&values, name, nil, what+" (Kafka form of the positional argument; repeatable, comma-separated)")
+	merged := func(args []string) []string {
+		return append(append([]string(nil), args...), splitCommaList(values)...)
+	}
+	args, run := cmd.Args, cmd.RunE
+	cmd.Args = func(c *cobra.Command, a []string) error {
+		if args == nil {
+			return nil
+		}
+		return args(c, merged(a))
+	}
+	cmd.RunE = func(c *cobra.Command, a []string) error { return run(c, merged(a)) }
+}

@@ -21,6 +21,11 @@ func newTopicsCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newTopicsListCommand(), newTopicsDescribeCommand(), newTopicsCreateCommand(),
 		newTopicsDeleteCommand(), newTopicsAlterCommand())
+	for _, sub := range cmd.Commands() {
+		if sub.Name() != "list" {
+			acceptNameFlag(sub, "topic", "topic")
+		}
+	}
 	// kafka-topics.sh --create --topic x --partitions 3 ...
 	addKafkaModes(cmd, "topic", map[string]string{"list": "list", "describe": "describe", "create": "create", "delete": "delete", "alter": "alter"})
 	return cmd

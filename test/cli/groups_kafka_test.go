@@ -25,6 +25,9 @@ func TestGroupsKafkaForm(t *testing.T) {
 	if d.Group != "g1" || len(d.Offsets) != 3 {
 		t.Errorf("--describe --group: %+v", d)
 	}
+	if d := decode[groupDesc](t, ok(t, b, "", "groups", "describe", "--group", "g2", "--output", "json")); d.Group != "g2" {
+		t.Errorf("describe --group: %+v", d)
+	}
 	all := decode[[]groupDesc](t, ok(t, b, "", "groups", "describe", "--all-groups", "--output", "json"))
 	if len(all) != 2 {
 		t.Errorf("--all-groups: %+v", all)

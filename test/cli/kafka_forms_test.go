@@ -33,6 +33,10 @@ func TestKafkaTopicsForm(t *testing.T) {
 	if out := ok(t, b, "", "topics", "--describe", "--topic", "kt"); !strings.Contains(out, "PartitionCount: 2") || !strings.Contains(out, "min.insync.replicas=2") {
 		t.Errorf("--describe: %q", out)
 	}
+	// The subcommands take --topic too.
+	if d := decode[[]topicDesc](t, ok(t, b, "", "topics", "describe", "--topic", "kt,plain", "--output", "json")); len(d) != 2 {
+		t.Errorf("describe --topic kt,plain: %+v", d)
+	}
 	ok(t, b, "", "topics", "--alter", "--topic", "kt", "--partitions", "3")
 	if d := decode[[]topicDesc](t, ok(t, b, "", "topics", "describe", "kt", "--output", "json")); d[0].PartitionCount != 3 {
 		t.Errorf("after --alter: %+v", d)
