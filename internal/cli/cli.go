@@ -66,6 +66,9 @@ type globals struct {
 	bootstrap     string
 	commandConfig string
 	output        string
+	// bootstrapGiven: --bootstrap-server or $VLTAVA_BOOTSTRAP set it,
+	// so bootstrap.servers from a properties file does not apply.
+	bootstrapGiven bool
 }
 
 // flagsByCommand maps each top-level client command to its global flags;
@@ -106,6 +109,7 @@ func envFor(cmd *cobra.Command) (*env, error) {
 	}
 	g := flagsByCommand[c]
 	e := &env{g: g, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+	g.bootstrapGiven = cmd.Flags().Changed("bootstrap-server") || os.Getenv(BootstrapEnv) != ""
 	switch g.output {
 	case "table":
 	case "json":
@@ -132,10 +136,19 @@ func envFor(cmd *cobra.Command) (*env, error) {
 	return e, nil
 }
 
+// bootstrap is the bootstrap list in effect: the flag or environment, else
+// bootstrap.servers from a properties file, else the default.
+func (e *env) bootstrap() string {
+	if !e.g.bootstrapGiven && e.props.bootstrap != "" {
+		return e.props.bootstrap
+	}
+	return e.g.bootstrap
+}
+
 // seeds splits the bootstrap list.
 func (e *env) seeds() []string {
 	var out []string
-	for _, s := range strings.Split(e.g.bootstrap, ",") {
+	for _, s := range strings.Split(e.bootstrap(), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
@@ -170,7 +183,7 @@ func (e *env) connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, *kadm
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		return nil, nil, fmt.Errorf("cannot reach the cluster at %s within %v: %v", e.g.bootstrap, reachTimeout, err)
+		return nil, nil, fmt.Errorf("cannot reach the cluster at %s within %v: %v", e.bootstrap(), reachTimeout, err)
 	}
 	adm := kadm.NewClient(cl)
 	adm.SetTimeoutMillis(int32(e.props.requestTimeout / time.Millisecond))

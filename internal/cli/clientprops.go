@@ -13,6 +13,9 @@ import (
 // commands honour. The file uses Java properties syntax: key=value or
 // key: value, '#' and '!' start comments.
 type clientProps struct {
+	// bootstrap is bootstrap.servers, used when neither
+	// --bootstrap-server nor $VLTAVA_BOOTSTRAP is given.
+	bootstrap      string
 	clientID       string
 	requestTimeout time.Duration // request.timeout.ms
 	dialTimeout    time.Duration // socket.connection.setup.timeout.ms
@@ -118,8 +121,9 @@ func (p *clientProps) set(k, v string) (bool, error) {
 			p.dialTimeout = time.Duration(ms) * time.Millisecond
 		}
 	case k == "bootstrap.servers":
-		// The command's --bootstrap-server decides; Kafka's tools
-		// likewise let the flag win over the file.
+		// Used unless --bootstrap-server (or the environment) names the
+		// cluster: Kafka's tools let the flag win over the file.
+		p.bootstrap = v
 	case k == "security.protocol":
 		if !strings.EqualFold(v, "PLAINTEXT") {
 			return true, fmt.Errorf("security.protocol=%s is not supported yet: the vltava CLI connects with PLAINTEXT only", v)

@@ -178,10 +178,12 @@ func dumpFile(path string, o *dumpOptions) dumpedFile {
 	}
 	var err error
 	switch name := filepath.Base(path); {
-	case ok && suffix == storage.LogFileSuffix:
+	case (ok && suffix == storage.LogFileSuffix) || (!ok && strings.HasSuffix(name, storage.LogFileSuffix)):
+		// A .log needs no base offset from its name (batches carry
+		// theirs), so a renamed copy dumps as well.
 		d.Kind = "log"
 		if !o.indexSanity && !o.verifyIndexOnly {
-			err = dumpSegment(&d, path, base, o)
+			err = dumpSegment(&d, path, o)
 		}
 	case ok && suffix == storage.IndexFileSuffix:
 		d.Kind = "index"
@@ -229,7 +231,9 @@ func printDump(in *invocation, d dumpedFile, o *dumpOptions) {
 		if o.indexSanity || o.verifyIndexOnly {
 			break
 		}
-		fmt.Fprintf(w, "Log starting offset: %d\n", *d.BaseOffset)
+		if d.BaseOffset != nil {
+			fmt.Fprintf(w, "Log starting offset: %d\n", *d.BaseOffset)
+		}
 		for _, b := range d.Batches {
 			printBatch(w, b, o)
 		}

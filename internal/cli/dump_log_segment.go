@@ -67,7 +67,7 @@ func readLogPrefix(path string, maxBytes int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxBytes))
 }
 
-func dumpSegment(d *dumpedFile, path string, base int64, o *dumpOptions) error {
+func dumpSegment(d *dumpedFile, path string, o *dumpOptions) error {
 	data, err := readLogPrefix(path, o.maxBytes)
 	if err != nil {
 		return err

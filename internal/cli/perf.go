@@ -210,7 +210,10 @@ func (p pacer) wait(ctx context.Context, i int64) error {
 // its producer properties. Kafka's --producer-props takes space-separated
 // k=v words, which arrive here as positional arguments.
 func (o *perfOptions) producerTopic(in *invocation) (string, error) {
-	args, extra := kafkaPropArgs(in.args)
+	args, extra := in.args, []string(nil)
+	if in.cmd.Flags().Changed("producer-props") {
+		args, extra = kafkaPropArgs(in.args)
+	}
 	topic, err := topicArg(args, o.topic)
 	if err != nil {
 		return "", err

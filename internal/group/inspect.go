@@ -13,8 +13,8 @@ import (
 // record (its type and the group, topic, partition or member); Payload is
 // nil for a tombstone.
 type OffsetsRecord struct {
-	Key     map[string]any
-	Payload map[string]any
+	Key     map[string]any `json:"key"`
+	Payload map[string]any `json:"payload"`
 }
 
 // DecodeOffsetsRecord decodes the key and value of a __consumer_offsets

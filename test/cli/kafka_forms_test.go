@@ -120,6 +120,18 @@ func TestKafkaProduceConsumeForm(t *testing.T) {
 		t.Errorf("group from --consumer-property resumes after the commit: %q", out)
 	}
 
+	// bootstrap.servers from a properties file names the cluster when no
+	// --bootstrap-server is given.
+	if os.Getenv("VLTAVA_BOOTSTRAP") == "" {
+		cfg := writeFile(t, "client.properties", "bootstrap.servers="+b.addr+"\n")
+		if r := runRaw(t, "", "topics", "list", "--command-config", cfg); r.code != 0 || !strings.Contains(r.stdout, "pc") {
+			t.Errorf("bootstrap.servers from --command-config: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+	}
+	if stderr := fails(t, b, "", "perf", "produce", "pc", "acks=1", "--num-records", "1"); !strings.Contains(stderr, "expected one TOPIC") {
+		t.Errorf("k=v words without --producer-props: %q", stderr)
+	}
+
 	// Perf tools: --topic, Kafka's space-separated --producer-props, --messages.
 	rep := decode[struct {
 		Records int64 `json:"records"`
