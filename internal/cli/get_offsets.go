@@ -5,6 +5,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,10 +64,54 @@ func parsePartitionList(s string) (map[int32]bool, error) {
 	return out, nil
 }
 
+// partitionRange is one --topic-partitions entry's partitions: lo..hi,
+// either end open (-1).
+type partitionRange struct{ lo, hi int64 }
+
+func (r partitionRange) has(p int32) bool {
+	return (r.lo < 0 || int64(p) >= r.lo) && (r.hi < 0 || int64(p) <= r.hi)
+}
+
+// parseTopicPartitions parses kafka-get-offsets.sh's --topic-partitions:
+// "t1:1,t2:0-3,t3,t4:5-,t5:-3" (a topic alone is every partition).
+func parseTopicPartitions(s string) (map[string][]partitionRange, []string, error) {
+	out := map[string][]partitionRange{}
+	var order []string
+	for _, entry := range splitCommaList([]string{s}) {
+		topic, spec, hasSpec := strings.Cut(entry, ":")
+		if topic == "" {
+			return nil, nil, fmt.Errorf("--topic-partitions %q: empty topic in %q", s, entry)
+		}
+		r := partitionRange{lo: -1, hi: -1}
+		if hasSpec {
+			lo, hi, isRange := strings.Cut(spec, "-")
+			var err1, err2 error
+			if lo != "" {
+				r.lo, err1 = strconv.ParseInt(lo, 10, 32)
+			}
+			switch {
+			case !isRange:
+				r.hi = r.lo
+			case hi != "":
+				r.hi, err2 = strconv.ParseInt(hi, 10, 32)
+			}
+			if err1 != nil || err2 != nil || (lo == "" && hi == "") || (r.hi >= 0 && r.lo > r.hi) {
+				return nil, nil, fmt.Errorf("--topic-partitions %q: bad partitions %q", s, spec)
+			}
+		}
+		if _, seen := out[topic]; !seen {
+			order = append(order, topic)
+		}
+		out[topic] = append(out[topic], r)
+	}
+	return out, order, nil
+}
+
 func newGetOffsetsCommand() *cobra.Command {
 	var (
 		topics          []string
 		partitions, at  string
+		topicParts      string
 		excludeInternal bool
 	)
 	cmd := &cobra.Command{
@@ -93,13 +138,17 @@ record is that late).`,
 					return err
 				}
 			}
-			names := append([]string(nil), in.args...)
-			for _, t := range topics {
-				for _, n := range strings.Split(t, ",") {
-					if n = strings.TrimSpace(n); n != "" {
-						names = append(names, n)
-					}
+			names := append(append([]string(nil), in.args...), splitCommaList(topics)...)
+			var ranges map[string][]partitionRange
+			if topicParts != "" {
+				if len(names) > 0 || partitions != "" {
+					return fmt.Errorf("--topic-partitions replaces --topic and --partitions")
 				}
+				var order []string
+				if ranges, order, err = parseTopicPartitions(topicParts); err != nil {
+					return err
+				}
+				names = order
 			}
 			_, adm, err := in.cluster(in.ctx)
 			if err != nil {
@@ -144,6 +193,9 @@ record is that late).`,
 				if l.Partition < 0 || (only != nil && !only[l.Partition]) {
 					return
 				}
+				if ranges != nil && !slices.ContainsFunc(ranges[l.Topic], func(r partitionRange) bool { return r.has(l.Partition) }) {
+					return
+				}
 				r := listedOffset{Topic: l.Topic, Partition: l.Partition, Offset: l.Offset}
 				if l.Err != nil {
 					r.Error = l.Err.Error()
@@ -180,6 +232,7 @@ record is that late).`,
 	f := cmd.Flags()
 	f.StringArrayVar(&topics, "topic", nil, "topic (repeatable, comma-separated; Kafka form of the TOPIC arguments)")
 	f.StringVar(&partitions, "partitions", "", "only these partitions: 0,2,5-7")
+	f.StringVar(&topicParts, "topic-partitions", "", "topics and partitions as kafka-get-offsets.sh takes them: t1:1,t2:0-3,t3,t4:5-")
 	f.StringVar(&at, "time", "-1", "-1 or latest, -2 or earliest, -3 or max-timestamp, or a Unix timestamp in milliseconds")
 	f.BoolVar(&excludeInternal, "exclude-internal-topics", false, "leave out internal topics when listing every topic")
 	return cmd

@@ -202,6 +202,12 @@ func TestGetOffsetsAndDeleteRecords(t *testing.T) {
 	if out := ok(t, b, "", "get-offsets", "go", "--time", "0", "--partitions", "0-1"); out != "go:0:0\ngo:1:0\n" {
 		t.Errorf("by time 0: %q", out)
 	}
+	if out := ok(t, b, "", "get-offsets", "--topic-partitions", "go:1-"); out != "go:1:2\n" {
+		t.Errorf("--topic-partitions go:1-: %q", out)
+	}
+	if out := ok(t, b, "", "get-offsets", "--topic-partitions", "go"); out != "go:0:10\ngo:1:2\n" {
+		t.Errorf("--topic-partitions go: %q", out)
+	}
 	if stderr := fails(t, b, "", "get-offsets", "--topic", "missing"); !strings.Contains(stderr, `topic "missing" does not exist`) {
 		t.Errorf("missing topic: %q", stderr)
 	}
