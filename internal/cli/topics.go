@@ -99,14 +99,19 @@ func newTopicsCreateCommand() *cobra.Command {
 		replication int16
 		configs     []string
 		ifNotExists bool
+		assignment  string
 	)
 	cmd := &cobra.Command{
 		Use:   "create TOPIC",
 		Short: "Create a topic",
 		Long: `Create a topic. --partitions and --replication-factor default to -1, which
-asks the broker for its num.partitions and default.replication.factor.`,
+asks the broker for its num.partitions and default.replication.factor.
+--replica-assignment places the replicas instead, as kafka-topics.sh's:
+partitions separated by commas, each a colon-separated broker list with the
+preferred leader first.`,
 		Example: `  vltava topics create orders --partitions 3 --replication-factor 1 --config cleanup.policy=compact
-  vltava topics create orders --if-not-exists`,
+  vltava topics create orders --if-not-exists
+  vltava topics create orders --replica-assignment 1:2,2:3,3:1`,
 		Args: exactArgs(1, "one TOPIC"),
 		RunE: clusterCommand(func(in *invocation) error {
 			kvs, err := parseKeyValues("--config", configs)
@@ -118,11 +123,26 @@ asks the broker for its num.partitions and default.replication.factor.`,
 				v := kv[1]
 				cfg[kv[0]] = &v
 			}
-			_, adm, err := in.cluster(in.ctx)
+			var placed map[int32][]int32
+			if assignment != "" {
+				fl := in.cmd.Flags()
+				if fl.Changed("partitions") || fl.Changed("replication-factor") {
+					return errors.New("--replica-assignment sets the partitions and replicas; it takes no --partitions or --replication-factor")
+				}
+				if placed, err = parseReplicaAssignment(assignment); err != nil {
+					return err
+				}
+			}
+			cl, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			resp, err := adm.CreateTopic(in.ctx, partitions, replication, cfg, in.args[0])
+			var resp kadm.CreateTopicResponse
+			if placed != nil {
+				resp, err = createTopicPlaced(in.ctx, cl, in.args[0], placed, cfg)
+			} else {
+				resp, err = adm.CreateTopic(in.ctx, partitions, replication, cfg, in.args[0])
+			}
 			if err == nil {
 				err = resp.Err
 			}
@@ -144,6 +164,7 @@ asks the broker for its num.partitions and default.replication.factor.`,
 	cmd.Flags().Int16Var(&replication, "replication-factor", -1, "replication factor (-1: broker default)")
 	cmd.Flags().StringArrayVar(&configs, "config", nil, "topic config key=value (repeatable)")
 	cmd.Flags().BoolVar(&ifNotExists, "if-not-exists", false, "succeed if the topic already exists")
+	cmd.Flags().StringVar(&assignment, "replica-assignment", "", "replica placement: 1:2,2:3 (partition 0 on brokers 1 and 2, partition 1 on 2 and 3)")
 	return cmd
 }
 

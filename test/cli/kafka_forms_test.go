@@ -62,6 +62,17 @@ func TestKafkaTopicsForm(t *testing.T) {
 		t.Errorf("--topics-with-overrides: %q", out)
 	}
 
+	ok(t, b, "", "topics", "--create", "--topic", "placed", "--replica-assignment", "1,1,1", "--config", "retention.ms=1000")
+	if d := decode[[]topicDesc](t, ok(t, b, "", "topics", "describe", "placed", "--output", "json")); len(d) != 1 || d[0].PartitionCount != 3 ||
+		d[0].Partitions[2].Replicas[0] != 1 || d[0].Configs["retention.ms"] != "1000" {
+		t.Errorf("--replica-assignment: %+v", d)
+	}
+	if stderr := fails(t, b, "", "topics", "create", "twice", "--replica-assignment", "1:1"); !strings.Contains(stderr, "lists broker 1 twice") {
+		t.Errorf("duplicate replica: %q", stderr)
+	}
+	if stderr := fails(t, b, "", "topics", "create", "far", "--replica-assignment", "7"); !strings.Contains(stderr, "creating topic") {
+		t.Errorf("unknown broker: %q", stderr)
+	}
 	if stderr := fails(t, b, "", "topics", "--create", "--list", "--topic", "x"); !strings.Contains(stderr, "only one of") {
 		t.Errorf("two modes: %q", stderr)
 	}
