@@ -187,3 +187,34 @@ func TestProducerPropsFlagsWin(t *testing.T) {
 		t.Error("SASL setting accepted")
 	}
 }
+
+func TestParseResetTime(t *testing.T) {
+	utc := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"2024-05-01T12:00:00Z":          utc,
+		"2024-05-01T12:00:00.000Z":      utc,
+		"2024-05-01T14:00:00.000+02:00": utc,
+		"2024-05-01T14:00:00.000+0200":  utc,
+		"2024-05-01T12:00:00.000":       time.Date(2024, 5, 1, 12, 0, 0, 0, time.Local),
+		"2024-05-01T12:00:00":           time.Date(2024, 5, 1, 12, 0, 0, 0, time.Local),
+	} {
+		if got, err := parseResetTime(in); err != nil || !got.Equal(want) {
+			t.Errorf("%s: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := parseResetTime("yesterday"); err == nil {
+		t.Error("bad time accepted")
+	}
+}
+
+func TestParseReplicaAssignment(t *testing.T) {
+	got, err := parseReplicaAssignment("1:2,2:3,3:1")
+	if err != nil || !reflect.DeepEqual(got, map[int32][]int32{0: {1, 2}, 1: {2, 3}, 2: {3, 1}}) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for _, bad := range []string{"1:2,3", "1:1", "a", "1,,2"} {
+		if _, err := parseReplicaAssignment(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -66,6 +66,14 @@ func TestDumpLog(t *testing.T) {
 		t.Errorf("sanity: %q", sanity)
 	}
 
+	if v := ok(t, nil, "", "dump-log", seg+".index", "--verify-index-only"); strings.Contains(v, "position:") || strings.Contains(v, "Mismatches") {
+		t.Errorf("--verify-index-only on a healthy index: %q", v)
+	}
+	all := strings.Count(ok(t, nil, "", "dump-log", seg+".log"), "baseOffset:")
+	if some := strings.Count(ok(t, nil, "", "dump-log", seg+".log", "--max-bytes", "3000"), "baseOffset:"); some == 0 || some >= all {
+		t.Errorf("--max-bytes 3000 printed %d of %d batches", some, all)
+	}
+
 	var dumps []struct {
 		Kind      string `json:"kind"`
 		Producers []struct {

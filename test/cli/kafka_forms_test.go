@@ -180,6 +180,11 @@ func TestKafkaConfigsForm(t *testing.T) {
 	if got := decode[[]configEntry](t, ok(t, b, "", "configs", "describe", "--topic", "cf", "--output", "json")); len(got) != 0 {
 		t.Errorf("after --delete-config: %+v", got)
 	}
+	file := writeFile(t, "add.properties", "segment.ms=3600000\n")
+	ok(t, b, "", "configs", "--alter", "--topic", "cf", "--add-config-file", file)
+	if got := decode[[]configEntry](t, ok(t, b, "", "configs", "describe", "--topic", "cf", "--output", "json")); len(got) != 1 || got[0].Name != "segment.ms" || got[0].Value != "3600000" {
+		t.Errorf("after --add-config-file: %+v", got)
+	}
 	if out := ok(t, b, "", "configs", "--describe", "--entity-type", "brokers", "--entity-name", "1", "--all"); !strings.Contains(out, "num.partitions") {
 		t.Errorf("broker entity: %q", out)
 	}
