@@ -276,6 +276,8 @@ on the command line win.`,
 	f.StringVar(&o.isolation, "isolation-level", "read_uncommitted", "read_committed or read_uncommitted")
 	f.StringVar(&o.format, "format", "value", "output format: value, kv, json or kafka (kafka-console-consumer.sh's layout, set by --property)")
 	f.StringVar(&o.keySep, "key-separator", "\t", "separator between key and value for --format kv")
+	f.Var(deserializerFlag("key.deserializer"), "key-deserializer", "Kafka's key deserializer class (String, ByteArray or Bytes deserializers only)")
+	f.Var(deserializerFlag("value.deserializer"), "value-deserializer", "Kafka's value deserializer class (String, ByteArray or Bytes deserializers only)")
 	f.StringArrayVar(&formatProps, "property", nil, "Kafka formatter property k=v (print.key, print.timestamp, ...; repeatable)")
 	props.register(cmd, "consumer.config", "consumer-property", "consumer")
 	return cmd

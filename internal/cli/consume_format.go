@@ -17,6 +17,21 @@ type kafkaFormatter struct {
 	keySep, lineSep, headersSep, nullLiteral string
 }
 
+// bytesDeserializers print a record's bytes as they are, which is what the
+// console consumer does: any other deserializer would change the output.
+var bytesDeserializers = map[string]bool{
+	"org.apache.kafka.common.serialization.StringDeserializer":    true,
+	"org.apache.kafka.common.serialization.ByteArrayDeserializer": true,
+	"org.apache.kafka.common.serialization.BytesDeserializer":     true,
+}
+
+func checkDeserializer(k, v string) error {
+	if !bytesDeserializers[v] {
+		return fmt.Errorf("%s=%s: only StringDeserializer, ByteArrayDeserializer and BytesDeserializer are supported (records print as bytes)", k, v)
+	}
+	return nil
+}
+
 // parseKafkaFormatter reads --property k=v pairs; a key Kafka's formatter
 // does not have is refused rather than ignored.
 func parseKafkaFormatter(props []string) (kafkaFormatter, error) {
@@ -49,6 +64,10 @@ func parseKafkaFormatter(props []string) (kafkaFormatter, error) {
 			f.headersSep = v
 		case "null.literal":
 			f.nullLiteral = v
+		case "key.deserializer", "value.deserializer":
+			if err := checkDeserializer(k, v); err != nil {
+				return f, err
+			}
 		default:
 			return f, fmt.Errorf("--property %s: not a formatter property (print.timestamp, print.partition, print.offset, print.headers, print.key, print.value, key.separator, line.separator, headers.separator, null.literal)", k)
 		}

@@ -255,6 +255,7 @@ several or --all-groups an array.`,
 		}),
 	}
 	cmd.Flags().BoolVar(&members, "members", false, "show members and their assignments instead of offsets")
+	cmd.Flags().Bool("verbose", false, "with --members, their assignments (always shown)")
 	cmd.Flags().Bool("offsets", false, "show offsets and lag (the default)")
 	cmd.Flags().BoolVar(&state, "state", false, "show the group's state instead of offsets")
 	cmd.Flags().BoolVar(&all, "all-groups", false, "every group of the cluster")

@@ -147,7 +147,11 @@ func applyConsumerProps(kvs [][2]string, o *consumeOptions, client *clientProps,
 				return nil, err
 			}
 			o.fetchMaxWait = d
-		case "key.deserializer", "value.deserializer", "enable.auto.commit", "auto.commit.interval.ms":
+		case "key.deserializer", "value.deserializer":
+			if err := checkDeserializer(k, v); err != nil {
+				return nil, err
+			}
+		case "enable.auto.commit", "auto.commit.interval.ms":
 			// The commands read bytes and commit exactly the records they
 			// print (see consume); these settings are moot.
 		default:
@@ -190,4 +194,14 @@ func kafkaPropArgs(args []string) (rest, props []string) {
 		}
 	}
 	return rest, props
+}
+
+// deserializerFlag is --key-deserializer/--value-deserializer: a class
+// name checked by checkDeserializer when set.
+type deserializerFlag string
+
+func (d deserializerFlag) String() string { return "" }
+func (d deserializerFlag) Type() string   { return "class" }
+func (d deserializerFlag) Set(v string) error {
+	return checkDeserializer(string(d), v)
 }

@@ -118,6 +118,14 @@ func TestKafkaProduceConsumeForm(t *testing.T) {
 	if !strings.HasPrefix(ts, "CreateTime:") || !strings.HasSuffix(ts, "\tNO_HEADERS\n") {
 		t.Errorf("print.timestamp/print.headers: %q", ts)
 	}
+	const stringDeser = "org.apache.kafka.common.serialization.StringDeserializer"
+	if out := ok(t, b, "", "consume", "pc", "--from-beginning", "--max-messages", "1", "--timeout", "10s", "--property", "print.key=true",
+		"--property", "key.deserializer="+stringDeser, "--value-deserializer", stringDeser); out != "k1\tv1\n" {
+		t.Errorf("with String deserializers: %q", out)
+	}
+	if stderr := fails(t, b, "", "consume", "pc", "--key-deserializer", "org.apache.kafka.common.serialization.LongDeserializer"); !strings.Contains(stderr, "only StringDeserializer") {
+		t.Errorf("LongDeserializer: %q", stderr)
+	}
 	if stderr := fails(t, b, "", "consume", "pc", "--property", "print.nothing=true", "--timeout", "1s"); !strings.Contains(stderr, "print.nothing") {
 		t.Errorf("unknown formatter property: %q", stderr)
 	}
