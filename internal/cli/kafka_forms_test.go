@@ -218,3 +218,14 @@ func TestParseReplicaAssignment(t *testing.T) {
 		}
 	}
 }
+
+func TestAnyMovingIgnoresSettledEntries(t *testing.T) {
+	settled := kadm.ListPartitionReassignmentsResponses{"t": {0: {Topic: "t", Partition: 0, Replicas: []int32{1, 2}}}}
+	if anyMoving(settled) {
+		t.Error("an entry adding and removing nothing counted as moving")
+	}
+	settled["t"][1] = kadm.ListPartitionReassignmentsResponse{Topic: "t", Partition: 1, Replicas: []int32{1, 2, 3}, AddingReplicas: []int32{3}}
+	if !anyMoving(settled) {
+		t.Error("an entry adding a replica did not count as moving")
+	}
+}

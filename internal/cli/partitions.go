@@ -68,6 +68,7 @@ type reassignFlags struct {
 	brokerList                string
 	throttle, logDirThrottle  int64
 	preserveThrottles         bool
+	additional                bool
 }
 
 func newReassignCommand() *cobra.Command {
@@ -117,6 +118,9 @@ kafka-reassign-partitions.sh's form, with its JSON plans
 			if !rf.execute && (fl.Changed("throttle") || fl.Changed("replica-alter-log-dirs-throttle")) {
 				return fmt.Errorf("--throttle and --replica-alter-log-dirs-throttle go with --execute")
 			}
+			if rf.additional && !rf.execute {
+				return fmt.Errorf("--additional goes with --execute")
+			}
 			if fl.Changed("preserve-throttles") && !rf.verify && !rf.cancel {
 				return fmt.Errorf("--preserve-throttles goes with --verify or --cancel")
 			}
@@ -142,6 +146,7 @@ kafka-reassign-partitions.sh's form, with its JSON plans
 	f.StringVar(&rf.brokerList, "broker-list", "", "brokers to spread the partitions over with --generate: 1,2,3")
 	f.Int64Var(&rf.throttle, "throttle", -1, "inter-broker replication throttle in bytes/s during --execute (-1: none)")
 	f.Int64Var(&rf.logDirThrottle, "replica-alter-log-dirs-throttle", -1, "throttle of moves between log dirs in bytes/s during --execute (-1: none)")
+	f.BoolVar(&rf.additional, "additional", false, "with --execute, start the plan even while other reassignments run")
 	f.BoolVar(&rf.preserveThrottles, "preserve-throttles", false, "leave the throttles in place after --verify or --cancel")
 	return cmd
 }

@@ -208,6 +208,19 @@ func currentAssignment(ctx context.Context, adm *kadm.Client, topics []string, o
 	return out, md, nil
 }
 
+// anyMoving reports whether a listed reassignment still adds or removes
+// replicas.
+func anyMoving(rs kadm.ListPartitionReassignmentsResponses) bool {
+	for _, ps := range rs {
+		for _, r := range ps {
+			if len(r.AddingReplicas)+len(r.RemovingReplicas) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // partitionState is one partition's line of --verify.
 type partitionState struct {
 	Topic     string  `json:"topic"`
@@ -301,6 +314,20 @@ func reassignExecute(in *invocation, adm *kadm.Client, alt configAlterer, rf *re
 			}
 		}
 	}
+	// As Kafka's tool: a running reassignment is not silently replaced.
+	if !rf.additional {
+		set := kadm.TopicsSet{}
+		for _, a := range plan.Partitions {
+			set.Add(a.Topic, a.Partition)
+		}
+		ongoing, err := adm.ListPartitionReassignments(in.ctx, set)
+		if err != nil {
+			return fmt.Errorf("listing reassignments: %w", err)
+		}
+		if anyMoving(ongoing) {
+			return errors.New("cannot execute because there is an existing partition reassignment; use --additional to start this one as well, or --cancel the other first")
+		}
+	}
 	if !in.json {
 		fmt.Fprintf(in.stdout, "Current partition replica assignment\n\n%s\n\nSave this to use as the --reassignment-json-file option during rollback\n", planJSON(current))
 	}
@@ -376,7 +403,8 @@ func reassignVerify(in *invocation, adm *kadm.Client, alt configAlterer, rf *rea
 	for _, t := range sortedKeys(target) {
 		for _, p := range slices.Sorted(mapKeysOf(target[t])) {
 			st := partitionState{Topic: t, Partition: p, Replicas: current[t][p], Target: target[t][p]}
-			_, moving := ongoing[t][p]
+			r, listed := ongoing[t][p]
+			moving := listed && len(r.AddingReplicas)+len(r.RemovingReplicas) > 0
 			switch {
 			case moving:
 				st.State, done = "in_progress", false
