@@ -19,10 +19,11 @@ import (
 func newPartitionsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "partitions",
-		Short: "Reassign partitions and elect their leaders",
+		Short: "Reassign partitions and elect their leaders (kafka-reassign-partitions.sh, kafka-leader-election.sh)",
 		Example: `  vltava partitions reassign --topic orders --partition 0 --replicas 2,3,1
   vltava partitions list-reassignments
-  vltava partitions elect-leaders --all`,
+  vltava partitions elect-leaders --all
+  vltava partitions reassign --verify --reassignment-json-file plan.json`,
 	}
 	cmd.AddCommand(newReassignCommand(), newListReassignmentsCommand(), newElectLeadersCommand())
 	return cmd
