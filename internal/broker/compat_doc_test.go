@@ -84,7 +84,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, suiteLibrd, broker("admin_test.go")}},
 	kmsg.DescribeConfigs: {"topics and brokers (\"\" = cluster defaults); sources, synonyms, types, docs; no broker loggers",
 		[]string{suiteFranz, broker("admin_test.go")}},
-	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides",
+	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides; a repeated key takes its last value, as Kafka",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DescribeLogDirs: {"sizes per partition, total and usable bytes (v4)",
 		[]string{broker("admin_test.go")}},
