@@ -26,8 +26,18 @@ package broker
 // acks=0 sends no response; as in Kafka, an error under acks=0 closes the
 // connection so the client learns something went wrong. acks other than
 // -1, 0 and 1 are INVALID_REQUIRED_ACKS. Internal topics cannot be written
-// by clients (INVALID_TOPIC_EXCEPTION). Transactional produce needs the
-// transaction coordinator, which is not built yet: TRANSACTIONAL_ID_NOT_FOUND.
+// by clients (INVALID_TOPIC_EXCEPTION).
+//
+// Transactional batches (the attributes' transactional bit): a request
+// carrying one without a transactional id is answered
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition, as Kafka's
+// KafkaApis.handleProduceRequest does before anything is appended. With a
+// transactional id, Kafka (3.6+, KIP-890 verification) appends a
+// transactional batch only inside an ongoing, verified transaction and
+// otherwise answers INVALID_TXN_STATE; there is no transaction coordinator
+// yet, so no transaction is ever ongoing and every transactional batch gets
+// INVALID_TXN_STATE. Control batches are never accepted from clients
+// (INVALID_RECORD, record.ValidateProduce).
 
 import (
 	"context"
@@ -40,6 +50,7 @@ import (
 
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -57,6 +68,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	// partitions that appended wait below before it is final.
 	errs := make([][]error, len(req.Topics))
 	var waits []replicationWait
+	unauthorizedTxn := req.TransactionID == nil && hasTransactionalBatch(req)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -68,7 +80,9 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
 			var err error
-			if r.Version < firstWritingProduceVersion {
+			if unauthorizedTxn {
+				err = fmt.Errorf("%w: the request carries transactional records but no transactional id", kerr.TransactionalIDAuthorizationFailed)
+			} else if r.Version < firstWritingProduceVersion {
 				err = fmt.Errorf("%w: produce v%d carries v0/v1 message sets, which are not supported; use produce v3 or newer (Kafka 0.11+ clients)",
 					kerr.UnsupportedVersion, r.Version)
 			} else {
@@ -150,8 +164,8 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	switch {
 	case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
 		return nil, 0, kerr.InvalidRequiredAcks
-	case req.TransactionID != nil:
-		return nil, 0, fmt.Errorf("%w: transactions are not supported yet", kerr.TransactionalIDNotFound)
+	case req.TransactionID != nil && isTransactionalBatch(rp.Records):
+		return nil, 0, fmt.Errorf("%w: the record batch is not part of an ongoing transaction (transactions are not supported yet)", kerr.InvalidTxnState)
 	}
 	t, ok := img.Topic(topic)
 	if !ok {
@@ -172,6 +186,30 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
 	return p, info.LastOffset + 1, nil
+}
+
+// hasTransactionalBatch reports whether any partition of a Produce request
+// carries a transactional batch (Kafka's ProduceRequest.hasTransactionalRecords).
+func hasTransactionalBatch(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if isTransactionalBatch(rp.Records) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isTransactionalBatch reports whether records start with a v2 batch whose
+// transactional bit is set. v3+ requests carry exactly one batch per
+// partition (anything else is refused by validation), so the first decides.
+func isTransactionalBatch(records []byte) bool {
+	if len(records) < record.BatchHeaderSize {
+		return false
+	}
+	h, err := record.ParseHeader(records)
+	return err == nil && h.Magic == 2 && h.IsTransactional()
 }
 
 // currentLeader is a partition's leader and leader epoch from the image,
