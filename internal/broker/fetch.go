@@ -8,7 +8,8 @@ package broker
 // incremental fetch sessions (KIP-227, fetch_session.go), v9+ the client's
 // current leader epoch (KIP-320: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH),
 // v12+ flexible encoding, v13+ topic ids instead of names (KIP-516:
-// UNKNOWN_TOPIC_ID).
+// UNKNOWN_TOPIC_ID). Below v10 zstd data is UNSUPPORTED_COMPRESSION_TYPE
+// (KIP-110, fetch_zstd.go).
 //
 // Limits (KIP-74): the response holds at most max_bytes and each partition
 // at most its partition_max_bytes, but the first batch of the first
@@ -64,6 +65,7 @@ type fetchReader struct {
 	replicaID     int32 // >= 0 for a follower's fetch
 	readCommitted bool
 	useIDs        bool
+	version       int16
 }
 
 func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Response, error) {
@@ -85,7 +87,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 	if maxBytes <= 0 || maxBytes > b.cfg.FetchMaxBytes {
 		maxBytes = b.cfg.FetchMaxBytes
 	}
-	reader := fetchReader{replicaID: req.ReplicaID, readCommitted: req.IsolationLevel == 1, useIDs: useIDs}
+	reader := fetchReader{replicaID: req.ReplicaID, readCommitted: req.IsolationLevel == 1, useIDs: useIDs, version: r.Version}
 	if r.Version >= 15 {
 		reader.replicaID = req.ReplicaState.ID
 	}
@@ -346,7 +348,16 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 	if res.Size > 0 {
 		region = fileRegion{file: res.File, offset: res.Position, length: res.Size}
 	}
-	*remaining -= int(res.Size)
+	if reader.version < firstZstdFetchVersion {
+		var refused bool
+		if region, refused = zstdForOldFetch(p, region); refused {
+			rp = kmsg.NewFetchResponseTopicPartition()
+			rp.Partition, rp.RecordBatches = it.key.partition, []byte{}
+			rp.ErrorCode = kerr.UnsupportedCompressionType.Code
+			return rp, fileRegion{}
+		}
+	}
+	*remaining -= int(region.length)
 	return rp, region
 }
 
