@@ -23,6 +23,12 @@ package broker
 // produce; others answer NOT_LEADER_OR_FOLLOWER, from v10 with the current
 // leader and its endpoint (KIP-951) so the client can go there directly.
 //
+// A batch refused for some of its records (KIP-467: timestamps out of
+// range, null keys on a compacted topic) is answered INVALID_TIMESTAMP or
+// INVALID_RECORD with, from v8, the index and reason of each refused record
+// in record_errors and Kafka's summary in error_message; nothing of the
+// batch is written.
+//
 // acks=0 sends no response; as in Kafka, an error under acks=0 closes the
 // connection so the client learns something went wrong. acks other than
 // -1, 0 and 1 are INVALID_REQUIRED_ACKS. Internal topics cannot be written
@@ -58,6 +64,10 @@ func init() { register(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
 
 // firstWritingProduceVersion is the first Produce version with v2 batches.
 const firstWritingProduceVersion = 3
+
+// firstRecordErrorsVersion is the first Produce version whose responses
+// list the records that failed validation (KIP-467).
+const firstRecordErrorsVersion = 8
 
 func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ProduceRequest)
@@ -125,6 +135,14 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			var ke *kerr.Error
 			if !errors.As(err, &ke) || err.Error() != ke.Error() {
 				sp.ErrorMessage = errMessage(err)
+			}
+			var rve *record.RecordValidationError
+			if r.Version >= firstRecordErrorsVersion && errors.As(err, &rve) {
+				for _, re := range rve.Records {
+					er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+					er.RelativeOffset, er.ErrorMessage = re.BatchIndex, kmsg.StringPtr(re.Message)
+					sp.ErrorRecords = append(sp.ErrorRecords, er)
+				}
 			}
 			if r.Version >= 10 && (sp.ErrorCode == kerr.NotLeaderForPartition.Code || sp.ErrorCode == kerr.FencedLeaderEpoch.Code) {
 				if id, epoch, ok := currentLeader(img, resp.Topics[ti].Topic, sp.Partition); ok {
