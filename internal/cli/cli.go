@@ -51,6 +51,7 @@ func Commands() []*cobra.Command {
 		newClusterCommand(),
 		newPartitionsCommand(),
 		newPerfCommand(),
+		newFeaturesCommand(),
 	}
 	for _, c := range cmds {
 		addGlobalFlags(c)
