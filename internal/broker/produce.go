@@ -1,13 +1,15 @@
 package broker
 
-// Produce (key 0), v0-v11, of which v3-v11 write.
+// Produce (key 0), v0-v11.
 //
 // v3 is the first version carrying v2 record batches, which are the only
-// batches we store. v0-v2 carry v0/v1 message sets: they are advertised, as
-// Kafka 4 advertises them (librdkafka enables compression only when Produce
-// v0 is listed, KAFKA-18659), and every partition of such a request is
-// answered with UNSUPPORTED_VERSION, as Kafka 4 answers them (KIP-896).
-// Each partition's payload
+// batches we store. v0-v2 carry v0/v1 message sets (clients before Kafka
+// 0.11, such as kafka-python with api_version below 0.11): Kafka 4 answers
+// them UNSUPPORTED_VERSION (KIP-896) while still advertising them
+// (librdkafka enables compression only when Produce v0 is listed,
+// KAFKA-18659); Kafka 3.9 converted them to v2 batches on append, and so do
+// we (record.UpConvertLegacy), so they are advertised and served. From v3
+// each partition's payload
 // must be exactly one v2 batch; it is validated (record.ValidateProduce),
 // recompressed if the topic's compression.type says so, and appended. An
 // idempotent retry of one of a producer's last five batches is answered
@@ -62,8 +64,9 @@ import (
 
 func init() { register(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
 
-// firstWritingProduceVersion is the first Produce version with v2 batches.
-const firstWritingProduceVersion = 3
+// firstBatchProduceVersion is the first Produce version with v2 batches;
+// older ones carry legacy message sets, converted before validation.
+const firstBatchProduceVersion = 3
 
 // firstRecordErrorsVersion is the first Produce version whose responses
 // list the records that failed validation (KIP-467).
@@ -92,14 +95,11 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			var err error
 			if unauthorizedTxn {
 				err = fmt.Errorf("%w: the request carries transactional records but no transactional id", kerr.TransactionalIDAuthorizationFailed)
-			} else if r.Version < firstWritingProduceVersion {
-				err = fmt.Errorf("%w: produce v%d carries v0/v1 message sets, which are not supported; use produce v3 or newer (Kafka 0.11+ clients)",
-					kerr.UnsupportedVersion, r.Version)
 			} else {
 				var p *partition.Partition
 				var required int64
 				p, required, err = b.producePartition(img, req, rt.Topic, &rp, &sp)
-				if err == nil && req.Acks == -1 {
+				if err == nil && p != nil && req.Acks == -1 {
 					waits = append(waits, replicationWait{p: p, required: required, topic: ti, partition: pi})
 				}
 			}
@@ -196,7 +196,13 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	if err != nil {
 		return nil, 0, err
 	}
-	info, err := p.Append(rp.Records, req.Acks, req.Version)
+	data := rp.Records
+	if req.Version < firstBatchProduceVersion {
+		if data, err = record.UpConvertLegacy(data); err != nil || data == nil {
+			return nil, 0, err // nil data: no complete message, nothing to append
+		}
+	}
+	info, err := p.Append(data, req.Acks, req.Version)
 	if err != nil {
 		return nil, 0, err
 	}
