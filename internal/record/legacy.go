@@ -23,12 +23,12 @@ import (
 
 // Legacy message layout: field offsets and attribute bits.
 const (
-	legacyOffCRC         = 12
-	legacyOffMagic       = 16
-	legacyOffAttributes  = 17
-	legacyAttrCodecMask  = 0x07
-	legacyAttrLogAppend  = 0x08
-	legacyMaxMagic       = 1
+	legacyOffCRC        = 12
+	legacyOffMagic      = 16
+	legacyOffAttributes = 17
+	legacyAttrCodecMask = 0x07
+	legacyAttrLogAppend = 0x08
+	legacyMaxMagic      = 1
 )
 
 // legacyMessage is one decoded message.
