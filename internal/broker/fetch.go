@@ -1,10 +1,11 @@
 package broker
 
-// Fetch (key 1), v4-v16.
+// Fetch (key 1), v0-v16.
 //
 // v4 is the first version whose responses carry v2 record batches (with
 // last stable offset and aborted transactions), which is how we store them;
-// older versions are not advertised (as in Kafka 4, KIP-896). v7+ adds
+// v0-v3, which Kafka 4 dropped (KIP-896), get the records down-converted to
+// message format v0/v1 as Kafka 3.9 did (fetch_downconvert.go). v7+ adds
 // incremental fetch sessions (KIP-227, fetch_session.go), v9+ the client's
 // current leader epoch (KIP-320: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH),
 // v12+ flexible encoding, v13+ topic ids instead of names (KIP-516:
@@ -48,7 +49,7 @@ import (
 	"github.com/vltava/vltava/internal/server"
 )
 
-func init() { register(kmsg.Fetch, 4, 16, (*Broker).handleFetch) }
+func init() { register(kmsg.Fetch, 0, 16, (*Broker).handleFetch) }
 
 // fetchItem is one partition to read in this request.
 type fetchItem struct {
@@ -263,7 +264,7 @@ func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int3
 		if rp.ErrorCode != 0 {
 			anyError = true
 		}
-		size += int(region.length)
+		size += int(region.length) + len(rp.RecordBatches) // down-converted records are not a region
 		if sp := it.session; sp != nil {
 			changed := region.length > 0 || rp.ErrorCode != 0 || rp.DivergingEpoch.EndOffset >= 0 ||
 				rp.HighWatermark != sp.sentHighWatermark || rp.LastStableOffset != sp.sentLastStableOffset ||
@@ -357,7 +358,16 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 			return rp, fileRegion{}
 		}
 	}
-	*remaining -= int(region.length)
+	if reader.version < firstBatchFetchVersion {
+		records, code := b.downConvertFetch(p, reader.version, it.fetchOffset, region, min(int(it.maxBytes), *remaining))
+		if code != 0 {
+			rp = kmsg.NewFetchResponseTopicPartition()
+			rp.Partition, rp.RecordBatches, rp.ErrorCode = it.key.partition, []byte{}, code
+			return rp, fileRegion{}
+		}
+		rp.RecordBatches, region = records, fileRegion{}
+	}
+	*remaining -= int(region.length) + len(rp.RecordBatches)
 	return rp, region
 }
 
