@@ -54,3 +54,42 @@ func TestKafkaPythonOldAPIVersions(t *testing.T) {
 		})
 	}
 }
+
+// TestLibrdkafkaOldAPIVersions: librdkafka told not to ask ApiVersions
+// (api.version.request=false) sends the versions of its
+// broker.version.fallback release, as it does against brokers before 0.10.
+func TestLibrdkafkaOldAPIVersions(t *testing.T) {
+	t.Parallel()
+	requirePythonModule(t, "confluent_kafka", "python3-confluent-kafka")
+	b := StartBroker(t)
+	adm := newAdmin(t, b)
+	const n = 20
+	for _, tc := range []struct{ fallback, compression string }{
+		{"0.9.0", "none"}, {"0.9.0", "gzip"}, {"0.10.0", "gzip"},
+	} {
+		t.Run(tc.fallback+"-"+tc.compression, func(t *testing.T) {
+			topic := uniqueTopic(t)
+			createTopic(t, adm, topic, 1, nil)
+			var res struct {
+				Delivered []int64  `json:"delivered"`
+				Received  [][3]any `json:"received"`
+				Committed int64    `json:"committed"`
+			}
+			runPythonScript(t, 120*time.Second, &res, "librdkafka_legacy.py", b.Addr(), topic, strconv.Itoa(n), tc.fallback, tc.compression)
+			if len(res.Delivered) != n || res.Delivered[n-1] != n-1 {
+				t.Fatalf("delivered offsets %v, want 0..%d", res.Delivered, n-1)
+			}
+			if len(res.Received) != n {
+				t.Fatalf("consumed %d records, want %d", len(res.Received), n)
+			}
+			for i, r := range res.Received {
+				if fmt.Sprint(r[0]) != strconv.Itoa(i) || r[1] != fmt.Sprintf("k%d", i) || r[2] != fmt.Sprintf("v%d", i) {
+					t.Fatalf("record %d: %v", i, r)
+				}
+			}
+			if res.Committed != n {
+				t.Errorf("committed %d, want %d", res.Committed, n)
+			}
+		})
+	}
+}
