@@ -13,8 +13,9 @@ package broker
 // (metadata.SupportedFeatures) and the cluster's finalized levels from the
 // metadata image, with the image's offset as the finalized features epoch,
 // as KRaft brokers report it. A supported feature whose lowest level is 0
-// is listed only from v4: older clients (Kafka's before 3.9) refuse a
-// supported range starting at 0, so Kafka leaves them out of v3 (KAFKA-17011).
+// is listed only from v4: older clients (Kafka's Java clients before 3.9)
+// fail to parse a supported range starting at 0, so Kafka leaves such
+// features out of v0-v3 answers (KAFKA-17492).
 
 import (
 	"context"

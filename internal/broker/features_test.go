@@ -15,7 +15,7 @@ func apiVersions(c *conn, v int16) *kmsg.ApiVersionsResponse {
 }
 
 // TestApiVersionsFeatures: v3+ lists the supported features (those whose
-// range starts at 0 only from v4, KAFKA-17011) and the finalized levels
+// range starts at 0 only from v4, KAFKA-17492) and the finalized levels
 // bootstrapped by the controller (KIP-584).
 func TestApiVersionsFeatures(t *testing.T) {
 	tn := startNode(t, nil)
