@@ -19,6 +19,9 @@ import (
 // (fstat), which a deleted segment still answers while its file is open.
 func (l *Log) LegacyOffsetsBefore(timestamp int64, maxNum int, now time.Time) []int64 {
 	segs := l.segmentList()
+	if len(segs) == 0 {
+		return []int64{} // a closed log
+	}
 	type candidate struct{ offset, mtime int64 }
 	cands := make([]candidate, 0, len(segs)+1)
 	start := l.LogStartOffset()
