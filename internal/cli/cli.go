@@ -2,8 +2,8 @@
 // consume, groups, configs, cluster, perf and features. They are the
 // one-binary equivalents of Kafka's kafka-topics.sh, kafka-console-producer.sh,
 // kafka-console-consumer.sh, kafka-consumer-groups.sh, kafka-configs.sh,
-// kafka-features.sh and the perf-test tools, built on franz-go (kgo + kadm) so they work against
-// Vltava and any other Kafka-compatible cluster.
+// kafka-features.sh and the perf-test tools, built on franz-go (kgo + kadm)
+// so they work against Vltava and any other Kafka-compatible cluster.
 //
 // Every command reports failures as one line on stderr and a non-zero exit
 // (the caller prints the returned error); nothing here calls os.Exit.
