@@ -24,10 +24,15 @@ import (
 func init() { register(kmsg.UpdateFeatures, 0, 2, (*Broker).handleUpdateFeatures) }
 
 func (b *Broker) handleUpdateFeatures(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.UpdateFeaturesRequest)
 	if fwd, ok := b.forwardToController(ctx, r); ok {
+		if fr, isResp := fwd.(*kmsg.UpdateFeaturesResponse); isResp && fr.ErrorCode == 0 && !req.ValidateOnly {
+			// A client acting on the answer asks this broker's
+			// ApiVersions next: wait until its image has the levels.
+			b.awaitImage(ctx, func(img *metadata.Image) bool { return hasFeatureLevels(img, req) })
+		}
 		return fwd, nil
 	}
-	req := r.Body.(*kmsg.UpdateFeaturesRequest)
 	resp := req.ResponseKind().(*kmsg.UpdateFeaturesResponse)
 	updates := make([]metadata.FeatureUpdate, 0, len(req.FeatureUpdates))
 	for _, fu := range req.FeatureUpdates {
@@ -42,8 +47,7 @@ func (b *Broker) handleUpdateFeatures(ctx context.Context, r *server.Request) (k
 	}
 	err := b.controller.UpdateFeatures(ctx, updates, req.ValidateOnly)
 	if err == nil && !req.ValidateOnly {
-		want := b.controller.Image().Offset()
-		b.awaitImage(ctx, func(img *metadata.Image) bool { return img.Offset() >= want })
+		b.awaitImage(ctx, func(img *metadata.Image) bool { return hasFeatureLevels(img, req) })
 	}
 	resp.ErrorCode = b.errCode(err)
 	if err != nil {
@@ -57,4 +61,15 @@ func (b *Broker) handleUpdateFeatures(ctx context.Context, r *server.Request) (k
 		}
 	}
 	return resp, nil
+}
+
+// hasFeatureLevels reports whether img has every level req asks for.
+func hasFeatureLevels(img *metadata.Image, req *kmsg.UpdateFeaturesRequest) bool {
+	finalized := img.Features()
+	for _, fu := range req.FeatureUpdates {
+		if finalized[fu.Feature] != max(fu.MaxVersionLevel, 0) {
+			return false
+		}
+	}
+	return true
 }
