@@ -18,12 +18,20 @@ import (
 )
 
 // metadataVersionLevels are Kafka's metadata.version names and levels
-// that --metadata accepts by name ("4.0" is the release's last level, as
-// kafka-features.sh reads it); any level may also be given as a number.
+// (MetadataVersion) from 3.3-IV3, Kafka 4's oldest, that --metadata accepts
+// by name; a release ("4.0") stands for its last level, as
+// kafka-features.sh reads it. Any level may also be given as a number.
 var metadataVersionLevels = map[string]int16{
+	"3.3-IV3": 7, "3.3": 7,
+	"3.4-IV0": 8, "3.4": 8,
+	"3.5-IV0": 9, "3.5-IV1": 10, "3.5-IV2": 11, "3.5": 11,
+	"3.6-IV0": 12, "3.6-IV1": 13, "3.6-IV2": 14, "3.6": 14,
+	"3.7-IV0": 15, "3.7-IV1": 16, "3.7-IV2": 17, "3.7-IV3": 18, "3.7-IV4": 19, "3.7": 19,
 	"3.8-IV0": 20, "3.8": 20,
 	"3.9-IV0": 21, "3.9": 21,
 	"4.0-IV0": 22, "4.0-IV1": 23, "4.0-IV2": 24, "4.0-IV3": 25, "4.0": 25,
+	"4.1-IV0": 26, "4.1-IV1": 27, "4.1": 27,
+	"4.2-IV0": 28, "4.2-IV1": 29, "4.2": 29,
 }
 
 // metadataVersionName is the IV name of a metadata.version level, or the
