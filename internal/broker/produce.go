@@ -182,8 +182,6 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	switch {
 	case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
 		return nil, 0, kerr.InvalidRequiredAcks
-	case req.TransactionID != nil && isTransactionalBatch(rp.Records):
-		return nil, 0, fmt.Errorf("%w: the record batch is not part of an ongoing transaction (transactions are not supported yet)", kerr.InvalidTxnState)
 	}
 	t, ok := img.Topic(topic)
 	if !ok {
@@ -195,6 +193,10 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	p, err := b.hostedPartition(img, t, rp.Partition, true)
 	if err != nil {
 		return nil, 0, err
+	}
+	if req.TransactionID != nil && isTransactionalBatch(rp.Records) {
+		// Kafka verifies the transaction for partitions it leads.
+		return nil, 0, fmt.Errorf("%w: the record batch is not part of an ongoing transaction (transactions are not supported yet)", kerr.InvalidTxnState)
 	}
 	data := rp.Records
 	if req.Version < firstBatchProduceVersion {
