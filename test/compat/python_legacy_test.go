@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // kafkaPythonLegacyResult mirrors kafka_python_legacy.py's output.
@@ -51,6 +53,7 @@ func TestKafkaPythonOldAPIVersions(t *testing.T) {
 			if res.End != nil && *res.End != n {
 				t.Errorf("end offset %d, want %d", *res.End, n)
 			}
+			checkStoredCodec(t, b, topic, n, tc.compression)
 		})
 	}
 }
@@ -65,7 +68,7 @@ func TestLibrdkafkaOldAPIVersions(t *testing.T) {
 	adm := newAdmin(t, b)
 	const n = 20
 	for _, tc := range []struct{ fallback, compression string }{
-		{"0.9.0", "none"}, {"0.9.0", "gzip"}, {"0.10.0", "gzip"},
+		{"0.9.0", "none"}, {"0.9.0", "gzip"}, {"0.9.0", "lz4"}, {"0.9.0", "snappy"}, {"0.10.0", "gzip"}, {"0.10.0", "snappy"},
 	} {
 		t.Run(tc.fallback+"-"+tc.compression, func(t *testing.T) {
 			topic := uniqueTopic(t)
@@ -90,6 +93,21 @@ func TestLibrdkafkaOldAPIVersions(t *testing.T) {
 			if res.Committed != n {
 				t.Errorf("committed %d, want %d", res.Committed, n)
 			}
+			checkStoredCodec(t, b, topic, n, tc.compression)
 		})
+	}
+}
+
+// checkStoredCodec reads partition 0 of topic with franz-go and checks that
+// its n records are stored with the producer's codec, which the conversion
+// of legacy message sets keeps.
+func checkStoredCodec(t *testing.T, b *Broker, topic string, n int, compression string) {
+	t.Helper()
+	cl := newClient(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	codec := map[string]uint8{"none": 0, "gzip": 1, "snappy": 2, "lz4": 3}[compression]
+	for _, r := range consume(t, cl, n, 30*time.Second) {
+		if got := r.Attrs.CompressionType(); got != codec {
+			t.Fatalf("offset %d stored with codec %d, want %d (%s)", r.Offset, got, codec, compression)
+		}
 	}
 }
