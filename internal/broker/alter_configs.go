@@ -6,8 +6,10 @@ package broker
 // overrides (a topic's dynamic configs, or a broker's dynamic configs; ""
 // names the cluster-wide broker defaults). Values are validated as Kafka
 // validates them (INVALID_CONFIG); unknown topics are
-// UNKNOWN_TOPIC_OR_PARTITION; a key named twice is INVALID_REQUEST.
-// validate_only changes nothing.
+// UNKNOWN_TOPIC_OR_PARTITION. A key named twice takes its last value, as
+// Kafka builds the new set by putting each entry in turn
+// (ConfigurationControlManager.legacyAlterConfigs); IncrementalAlterConfigs,
+// by contrast, refuses duplicates. validate_only changes nothing.
 
 import (
 	"context"
@@ -37,9 +39,6 @@ func (b *Broker) handleAlterConfigs(ctx context.Context, r *server.Request) (kms
 		err := func() error {
 			next := make(map[string]string, len(rr.Configs))
 			for _, c := range rr.Configs {
-				if _, dup := next[c.Name]; dup {
-					return fmt.Errorf("%w: config %s is given more than once", kerr.InvalidRequest, c.Name)
-				}
 				if c.Value == nil {
 					return fmt.Errorf("%w: null value for config %s", kerr.InvalidRequest, c.Name)
 				}

@@ -8,15 +8,25 @@ package broker
 // client can retry at a version we speak. v3+ requests carry the client's
 // software name and version, which must match Kafka's pattern or the request
 // is answered with INVALID_REQUEST.
+//
+// v3+ carries the features (KIP-584): the levels this binary supports
+// (metadata.SupportedFeatures) and the cluster's finalized levels from the
+// metadata image, with the image's offset as the finalized features epoch,
+// as KRaft brokers report it. A supported feature whose lowest level is 0
+// is listed only from v4: older clients (Kafka's Java clients before 3.9)
+// fail to parse a supported range starting at 0, so Kafka leaves such
+// features out of v0-v3 answers (KAFKA-17492).
 
 import (
 	"context"
+	"maps"
 	"regexp"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -39,7 +49,30 @@ func (b *Broker) handleApiVersions(_ context.Context, r *server.Request) (kmsg.R
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	}
 	resp.ApiKeys = apiVersionsTable()
+	if resp.Version >= 3 {
+		b.addFeatures(resp)
+	}
 	return resp, nil
+}
+
+// addFeatures fills the KIP-584 fields of a v3+ answer.
+func (b *Broker) addFeatures(resp *kmsg.ApiVersionsResponse) {
+	for _, f := range metadata.SupportedFeatures() {
+		if f.Min == 0 && resp.Version < 4 {
+			continue
+		}
+		sf := kmsg.NewApiVersionsResponseSupportedFeature()
+		sf.Name, sf.MinVersion, sf.MaxVersion = f.Name, f.Min, f.Max
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	}
+	img := b.meta.Image()
+	finalized := img.Features()
+	for _, name := range slices.Sorted(maps.Keys(finalized)) {
+		ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+		ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = name, finalized[name], finalized[name]
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	}
+	resp.FinalizedFeaturesEpoch = max(img.Offset(), 0)
 }
 
 // apiVersionsTable lists every registered API, sorted by key.

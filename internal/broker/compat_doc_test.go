@@ -32,6 +32,7 @@ const (
 	suiteGroupU  = "coordinator (`internal/group`)"
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
+	suiteLegacy  = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -62,18 +63,20 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteCtrl}},
 	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids",
 		[]string{suiteCtrl}},
-	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 are answered UNSUPPORTED_VERSION (KIP-896, as Kafka 4); acks 0/1/-1; topic recompression; zstd needs v7+; transactional produce refused",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("produce_test.go")}},
-	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+)",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("fetch_test.go"), broker("fetch_session_test.go")}},
-	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("list_offsets_test.go")}},
+	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches refused until transactions land (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id, else INVALID_TXN_STATE)",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go")}},
+	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); zstd data below v10 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110); v0-v3 (removed by Kafka 4, KIP-896) down-converted to message format v0/v1 as Kafka 3.9 did, uncompressed and without headers, unless message.downconversion.enable=false (UNSUPPORTED_VERSION)",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go")}},
+	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp; v0 (removed by Kafka 4, KIP-896) served as Kafka 3.9: max_num_offsets segment boundaries",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("list_offsets_test.go"), broker("list_offsets_v0_test.go")}},
 	kmsg.Metadata: {"auto-creation, topic ids (v10+), authorized operations (everything allowed: no ACLs yet)",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go")}},
 	kmsg.OffsetForLeaderEpoch: {"consumer form (KIP-320); single node: epochs do not move yet",
 		[]string{broker("admin_test.go")}},
-	kmsg.ApiVersions: {"KIP-511: newer versions answered at v0 with the table; client software name checked (v3+)",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go")}},
+	kmsg.ApiVersions: {"KIP-511: newer versions answered at v0 with the table; client software name checked (v3+); supported and finalized features (KIP-584, v3+; ranges from 0 only in v4)",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go"), broker("features_test.go")}},
+	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0",
+		[]string{broker("features_test.go"), suiteCLI}},
 	kmsg.CreateTopics: {"defaults -1/-1 (KIP-464), validate-only, configs returned (v5+), topic id (v7)",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DeleteTopics: {"by name, or by id (v6, KIP-516)",
@@ -84,7 +87,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, suiteLibrd, broker("admin_test.go")}},
 	kmsg.DescribeConfigs: {"topics and brokers (\"\" = cluster defaults); sources, synonyms, types, docs; no broker loggers",
 		[]string{suiteFranz, broker("admin_test.go")}},
-	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides",
+	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides; a repeated key takes its last value, as Kafka",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DescribeLogDirs: {"sizes per partition, total and usable bytes (v4)",
 		[]string{broker("admin_test.go")}},
@@ -152,6 +155,38 @@ clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
 tokens, quotas and the share-group APIs are not served either. The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
 AllocateProducerIds) are served to Vltava's own brokers.
+
+## Versions Kafka 4 removed (KIP-896)
+
+Kafka 4 stopped serving the request versions of clients older than Kafka
+2.1; Kafka 3.9 still served them, and clients packaged by distributions
+and in production use send them (kafka-python with an explicit
+` + "`api_version`" + ` below 0.11, librdkafka with ` + "`api.version.request=false`" + `).
+Vltava serves them as Kafka 3.9 did:
+
+- **Produce v0-v2**: v0/v1 message sets are converted to one v2 batch
+  per partition on append (keys, values, timestamps and the producer's codec
+  kept; inner messages of a compressed one that are compressed again, of
+  another magic or failing their CRC are KIP-467 record errors). Produce v0
+  stays in ApiVersions: librdkafka enables compression only when it is
+  listed (KAFKA-18659).
+- **Fetch v0-v3**: the stored v2 batches are down-converted to message
+  format v0 (Fetch v0-v1) or v1 (v2-v3), uncompressed, without record
+  headers (these formats have none) and without control batches, unless
+  the topic's ` + "`message.downconversion.enable`" + ` is false (UNSUPPORTED_VERSION,
+  Kafka 3.9's rule). Down-converted records are copied, not sent with
+  sendfile. Below v10, zstd data is UNSUPPORTED_COMPRESSION_TYPE (KIP-110).
+- **ListOffsets v0**: up to max_num_offsets offsets, from segment
+  boundaries dated by their files' times, as Kafka 3.9.
+- **Metadata v0-v3, OffsetCommit v0-v1, OffsetFetch v0, JoinGroup v0-v1,
+  SyncGroup v0, Heartbeat v0, LeaveGroup v0, CreateTopics v0-v1,
+  DeleteTopics v0, DescribeConfigs v0, OffsetForLeaderEpoch v0-v1**: their
+  version-specific fields and defaults, as Kafka 3.9.
+
+Exercised by ` + "`internal/broker/kip896_versions_test.go`" + ` and the per-API broker
+tests below, and end to end by kafka-python pinned to 0.9, 0.10, 0.10.1 and
+1.0 and librdkafka with 0.9/0.10 fallbacks, each producing, consuming in a
+group and committing (` + "`test/compat/python_legacy_test.go`" + `).
 
 ## APIs
 `

@@ -177,3 +177,30 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 		})
 	}
 }
+
+// TestAlterConfigsRepeatedKeyLastWins: the legacy AlterConfigs puts each
+// entry in turn, so a key given twice takes its last value (Kafka's
+// ConfigurationControlManager.legacyAlterConfigs).
+func TestAlterConfigsRepeatedKeyLastWins(t *testing.T) {
+	tn := startNode(t, nil)
+	c := tn.dial()
+	createTopic(c, "acdup", 1, nil)
+	req := kmsg.NewPtrAlterConfigsRequest()
+	rr := kmsg.NewAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = resTopic, "acdup"
+	for _, v := range []string{"1000", "2000"} {
+		cc := kmsg.NewAlterConfigsRequestResourceConfig()
+		cc.Name, cc.Value = "retention.ms", kmsg.StringPtr(v)
+		rr.Configs = append(rr.Configs, cc)
+	}
+	req.Resources = append(req.Resources, rr)
+	for _, v := range []int16{0, 2} {
+		if ec := do[*kmsg.AlterConfigsResponse](c, v, req).Resources[0].ErrorCode; ec != 0 {
+			t.Fatalf("v%d: error %d", v, ec)
+		}
+	}
+	_, cfgs := describe(t, c, 4, resTopic, "acdup", "retention.ms")
+	if v := cfgs["retention.ms"].Value; v == nil || *v != "2000" {
+		t.Errorf("retention.ms %v, want the last value 2000", v)
+	}
+}

@@ -1,14 +1,16 @@
 package broker
 
-// Fetch (key 1), v4-v16.
+// Fetch (key 1), v0-v16.
 //
 // v4 is the first version whose responses carry v2 record batches (with
 // last stable offset and aborted transactions), which is how we store them;
-// older versions are not advertised (as in Kafka 4, KIP-896). v7+ adds
+// v0-v3, which Kafka 4 dropped (KIP-896), get the records down-converted to
+// message format v0/v1 as Kafka 3.9 did (fetch_downconvert.go). v7+ adds
 // incremental fetch sessions (KIP-227, fetch_session.go), v9+ the client's
 // current leader epoch (KIP-320: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH),
 // v12+ flexible encoding, v13+ topic ids instead of names (KIP-516:
-// UNKNOWN_TOPIC_ID).
+// UNKNOWN_TOPIC_ID). Below v10 zstd data is UNSUPPORTED_COMPRESSION_TYPE
+// (KIP-110, fetch_zstd.go).
 //
 // Limits (KIP-74): the response holds at most max_bytes and each partition
 // at most its partition_max_bytes, but the first batch of the first
@@ -47,7 +49,7 @@ import (
 	"github.com/vltava/vltava/internal/server"
 )
 
-func init() { register(kmsg.Fetch, 4, 16, (*Broker).handleFetch) }
+func init() { register(kmsg.Fetch, 0, 16, (*Broker).handleFetch) }
 
 // fetchItem is one partition to read in this request.
 type fetchItem struct {
@@ -64,6 +66,7 @@ type fetchReader struct {
 	replicaID     int32 // >= 0 for a follower's fetch
 	readCommitted bool
 	useIDs        bool
+	version       int16
 }
 
 func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Response, error) {
@@ -85,7 +88,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 	if maxBytes <= 0 || maxBytes > b.cfg.FetchMaxBytes {
 		maxBytes = b.cfg.FetchMaxBytes
 	}
-	reader := fetchReader{replicaID: req.ReplicaID, readCommitted: req.IsolationLevel == 1, useIDs: useIDs}
+	reader := fetchReader{replicaID: req.ReplicaID, readCommitted: req.IsolationLevel == 1, useIDs: useIDs, version: r.Version}
 	if r.Version >= 15 {
 		reader.replicaID = req.ReplicaState.ID
 	}
@@ -261,7 +264,7 @@ func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int3
 		if rp.ErrorCode != 0 {
 			anyError = true
 		}
-		size += int(region.length)
+		size += int(region.length) + len(rp.RecordBatches) // down-converted records are not a region
 		if sp := it.session; sp != nil {
 			changed := region.length > 0 || rp.ErrorCode != 0 || rp.DivergingEpoch.EndOffset >= 0 ||
 				rp.HighWatermark != sp.sentHighWatermark || rp.LastStableOffset != sp.sentLastStableOffset ||
@@ -346,7 +349,25 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 	if res.Size > 0 {
 		region = fileRegion{file: res.File, offset: res.Position, length: res.Size}
 	}
-	*remaining -= int(res.Size)
+	if reader.version < firstZstdFetchVersion {
+		var refused bool
+		if region, refused = zstdForOldFetch(p, region); refused {
+			rp = kmsg.NewFetchResponseTopicPartition()
+			rp.Partition, rp.RecordBatches = it.key.partition, []byte{}
+			rp.ErrorCode = kerr.UnsupportedCompressionType.Code
+			return rp, fileRegion{}
+		}
+	}
+	if reader.version < firstBatchFetchVersion {
+		records, code := b.downConvertFetch(p, reader.version, it.fetchOffset, region, min(int(it.maxBytes), *remaining))
+		if code != 0 {
+			rp = kmsg.NewFetchResponseTopicPartition()
+			rp.Partition, rp.RecordBatches, rp.ErrorCode = it.key.partition, []byte{}, code
+			return rp, fileRegion{}
+		}
+		rp.RecordBatches, region = records, fileRegion{}
+	}
+	*remaining -= int(region.length) + len(rp.RecordBatches)
 	return rp, region
 }
 

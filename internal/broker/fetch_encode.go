@@ -58,13 +58,17 @@ func (r *fetchResponse) AppendChunks(dst []server.Chunk) []server.Chunk {
 			b = kbin.AppendInt32(b, p.Partition)
 			b = kbin.AppendInt16(b, p.ErrorCode)
 			b = kbin.AppendInt64(b, p.HighWatermark)
-			b = kbin.AppendInt64(b, p.LastStableOffset)
+			if v >= 4 { // v0-v3 (down-converted) have no last stable offset or aborted transactions
+				b = kbin.AppendInt64(b, p.LastStableOffset)
+			}
 			if v >= 5 {
 				b = kbin.AppendInt64(b, p.LogStartOffset)
 			}
-			if p.AbortedTransactions == nil {
+			switch {
+			case v < 4: // see above
+			case p.AbortedTransactions == nil:
 				b = appendNullArrayLen(b, flexible)
-			} else {
+			default:
 				b = appendArrayLen(b, len(p.AbortedTransactions), flexible)
 				for _, a := range p.AbortedTransactions {
 					b = kbin.AppendInt64(b, a.ProducerID)

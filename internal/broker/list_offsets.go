@@ -1,6 +1,6 @@
 package broker
 
-// ListOffsets (key 2), v1-v8.
+// ListOffsets (key 2), v0-v8.
 //
 // Timestamps: -2 earliest (log start offset), -1 latest (the high
 // watermark, or the last stable offset for read_committed, v2+), -3 the
@@ -8,8 +8,15 @@ package broker
 // (KIP-1005, v8+; without tiered storage the log start offset); otherwise
 // the first offset whose timestamp is at or after the given one (KIP-79),
 // or -1 when there is none. v4+ checks the client's current leader epoch
-// (KIP-320) and returns the leader epoch of the offset found. v0's
-// multi-offset form is not served (Kafka 4 dropped it too).
+// (KIP-320) and returns the leader epoch of the offset found.
+//
+// v0 is the multi-offset form Kafka 4 dropped (KIP-896) and Kafka 3.9
+// served, still sent by older clients (kafka-python with api_version
+// 0.9): up to max_num_offsets offsets, largest first, from the segment
+// boundaries dated by their files' modification times
+// (storage.Log.LegacyOffsetsBefore); a consumer's list is capped at the
+// high watermark, which leads it when some offsets lie past it, as Kafka's
+// Partition.legacyFetchOffsetsForTimestamp does.
 //
 // Consumers (replica id -1) are answered by the leader only
 // (NOT_LEADER_OR_FOLLOWER elsewhere). As in Kafka, a broker replica
@@ -18,6 +25,7 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,7 +35,7 @@ import (
 	"github.com/vltava/vltava/internal/server"
 )
 
-func init() { register(kmsg.ListOffsets, 1, 8, (*Broker).handleListOffsets) }
+func init() { register(kmsg.ListOffsets, 0, 8, (*Broker).handleListOffsets) }
 
 const (
 	listLatest        = -1
@@ -75,6 +83,10 @@ func (b *Broker) listOffset(img *metadata.Image, version int16, replicaID int32,
 	}
 	epoch := p.LeaderEpoch()
 	l := p.Log()
+	if version == 0 {
+		sp.OldStyleOffsets = legacyOffsets(p, rp.Timestamp, int(rp.MaxNumOffsets), replicaID == -1)
+		return 0
+	}
 	switch ts := rp.Timestamp; {
 	case ts == listLatest:
 		switch {
@@ -103,6 +115,23 @@ func (b *Broker) listOffset(img *metadata.Image, version int16, replicaID int32,
 		sp.LeaderEpoch = -1
 	}
 	return 0
+}
+
+// legacyOffsets is ListOffsets v0's answer for one partition.
+func legacyOffsets(p *partition.Partition, ts int64, maxNum int, fromConsumer bool) []int64 {
+	offsets := p.Log().LegacyOffsetsBefore(ts, maxNum, time.Now())
+	if !fromConsumer {
+		return offsets
+	}
+	hw := p.HighWatermark()
+	i := 0
+	for i < len(offsets) && offsets[i] > hw {
+		i++
+	}
+	if i == 0 {
+		return offsets
+	}
+	return append([]int64{hw}, offsets[i:]...)
 }
 
 // epochAtOffset is the leader epoch in force at offset, as Kafka returns it

@@ -1,13 +1,15 @@
 package broker
 
-// Produce (key 0), v0-v11, of which v3-v11 write.
+// Produce (key 0), v0-v11.
 //
 // v3 is the first version carrying v2 record batches, which are the only
-// batches we store. v0-v2 carry v0/v1 message sets: they are advertised, as
-// Kafka 4 advertises them (librdkafka enables compression only when Produce
-// v0 is listed, KAFKA-18659), and every partition of such a request is
-// answered with UNSUPPORTED_VERSION, as Kafka 4 answers them (KIP-896).
-// Each partition's payload
+// batches we store. v0-v2 carry v0/v1 message sets (clients before Kafka
+// 0.11, such as kafka-python with api_version below 0.11): Kafka 4 answers
+// them UNSUPPORTED_VERSION (KIP-896) while still advertising them
+// (librdkafka enables compression only when Produce v0 is listed,
+// KAFKA-18659); Kafka 3.9 converted them to v2 batches on append, and so do
+// we (record.UpConvertLegacy), so they are advertised and served. From v3
+// each partition's payload
 // must be exactly one v2 batch; it is validated (record.ValidateProduce),
 // recompressed if the topic's compression.type says so, and appended. An
 // idempotent retry of one of a producer's last five batches is answered
@@ -23,11 +25,27 @@ package broker
 // produce; others answer NOT_LEADER_OR_FOLLOWER, from v10 with the current
 // leader and its endpoint (KIP-951) so the client can go there directly.
 //
+// A batch refused for some of its records (KIP-467: timestamps out of
+// range, null keys on a compacted topic) is answered INVALID_TIMESTAMP or
+// INVALID_RECORD with, from v8, the index and reason of each refused record
+// in record_errors and Kafka's summary in error_message; nothing of the
+// batch is written.
+//
 // acks=0 sends no response; as in Kafka, an error under acks=0 closes the
 // connection so the client learns something went wrong. acks other than
 // -1, 0 and 1 are INVALID_REQUIRED_ACKS. Internal topics cannot be written
-// by clients (INVALID_TOPIC_EXCEPTION). Transactional produce needs the
-// transaction coordinator, which is not built yet: TRANSACTIONAL_ID_NOT_FOUND.
+// by clients (INVALID_TOPIC_EXCEPTION).
+//
+// Transactional batches (the attributes' transactional bit): a request
+// carrying one without a transactional id is answered
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition, as Kafka's
+// KafkaApis.handleProduceRequest does before anything is appended. With a
+// transactional id, Kafka (3.6+, KIP-890 verification) appends a
+// transactional batch only inside an ongoing, verified transaction and
+// otherwise answers INVALID_TXN_STATE; there is no transaction coordinator
+// yet, so no transaction is ever ongoing and every transactional batch gets
+// INVALID_TXN_STATE. Control batches are never accepted from clients
+// (INVALID_RECORD, record.ValidateProduce).
 
 import (
 	"context"
@@ -40,13 +58,19 @@ import (
 
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/server"
 )
 
 func init() { register(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
 
-// firstWritingProduceVersion is the first Produce version with v2 batches.
-const firstWritingProduceVersion = 3
+// firstBatchProduceVersion is the first Produce version with v2 batches;
+// older ones carry legacy message sets, converted before validation.
+const firstBatchProduceVersion = 3
+
+// firstRecordErrorsVersion is the first Produce version whose responses
+// list the records that failed validation (KIP-467).
+const firstRecordErrorsVersion = 8
 
 func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ProduceRequest)
@@ -57,6 +81,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	// partitions that appended wait below before it is final.
 	errs := make([][]error, len(req.Topics))
 	var waits []replicationWait
+	unauthorizedTxn := req.TransactionID == nil && hasTransactionalBatch(req)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -68,14 +93,13 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
 			var err error
-			if r.Version < firstWritingProduceVersion {
-				err = fmt.Errorf("%w: produce v%d carries v0/v1 message sets, which are not supported; use produce v3 or newer (Kafka 0.11+ clients)",
-					kerr.UnsupportedVersion, r.Version)
+			if unauthorizedTxn {
+				err = fmt.Errorf("%w: the request carries transactional records but no transactional id", kerr.TransactionalIDAuthorizationFailed)
 			} else {
 				var p *partition.Partition
 				var required int64
 				p, required, err = b.producePartition(img, req, rt.Topic, &rp, &sp)
-				if err == nil && req.Acks == -1 {
+				if err == nil && p != nil && req.Acks == -1 {
 					waits = append(waits, replicationWait{p: p, required: required, topic: ti, partition: pi})
 				}
 			}
@@ -111,6 +135,14 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			var ke *kerr.Error
 			if !errors.As(err, &ke) || err.Error() != ke.Error() {
 				sp.ErrorMessage = errMessage(err)
+			}
+			var rve *record.RecordValidationError
+			if r.Version >= firstRecordErrorsVersion && errors.As(err, &rve) {
+				for _, re := range rve.Records {
+					er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+					er.RelativeOffset, er.ErrorMessage = re.BatchIndex, kmsg.StringPtr(re.Message)
+					sp.ErrorRecords = append(sp.ErrorRecords, er)
+				}
 			}
 			if r.Version >= 10 && (sp.ErrorCode == kerr.NotLeaderForPartition.Code || sp.ErrorCode == kerr.FencedLeaderEpoch.Code) {
 				if id, epoch, ok := currentLeader(img, resp.Topics[ti].Topic, sp.Partition); ok {
@@ -150,8 +182,6 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	switch {
 	case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
 		return nil, 0, kerr.InvalidRequiredAcks
-	case req.TransactionID != nil:
-		return nil, 0, fmt.Errorf("%w: transactions are not supported yet", kerr.TransactionalIDNotFound)
 	}
 	t, ok := img.Topic(topic)
 	if !ok {
@@ -164,7 +194,17 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	if err != nil {
 		return nil, 0, err
 	}
-	info, err := p.Append(rp.Records, req.Acks, req.Version)
+	if req.TransactionID != nil && isTransactionalBatch(rp.Records) {
+		// Kafka verifies the transaction for partitions it leads.
+		return nil, 0, fmt.Errorf("%w: the record batch is not part of an ongoing transaction (transactions are not supported yet)", kerr.InvalidTxnState)
+	}
+	data := rp.Records
+	if req.Version < firstBatchProduceVersion {
+		if data, err = record.UpConvertLegacy(data); err != nil || data == nil {
+			return nil, 0, err // nil data: no complete message, nothing to append
+		}
+	}
+	info, err := p.Append(data, req.Acks, req.Version)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -172,6 +212,30 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
 	return p, info.LastOffset + 1, nil
+}
+
+// hasTransactionalBatch reports whether any partition of a Produce request
+// carries a transactional batch (Kafka's ProduceRequest.hasTransactionalRecords).
+func hasTransactionalBatch(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if isTransactionalBatch(rp.Records) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isTransactionalBatch reports whether records start with a v2 batch whose
+// transactional bit is set. v3+ requests carry exactly one batch per
+// partition (anything else is refused by validation), so the first decides.
+func isTransactionalBatch(records []byte) bool {
+	if len(records) < record.BatchHeaderSize {
+		return false
+	}
+	h, err := record.ParseHeader(records)
+	return err == nil && h.Magic == 2 && h.IsTransactional()
 }
 
 // currentLeader is a partition's leader and leader epoch from the image,

@@ -42,8 +42,7 @@ func TestProduceErrors(t *testing.T) {
 		{"zstd at v3", 3, "p", 0, 1, batch(t, record.CodecZstd, "z"), kerr.UnsupportedCompressionType.Code},
 		{"zstd at v6", 6, "p", 0, 1, batch(t, record.CodecZstd, "z"), kerr.UnsupportedCompressionType.Code},
 		{"zstd at v7", 7, "p", 0, 1, batch(t, record.CodecZstd, "z"), 0},
-		{"v0 (message sets) answered, not served", 0, "p", 0, 1, batch(t, record.CodecNone, "a"), kerr.UnsupportedVersion.Code},
-		{"v2 (message sets) answered, not served", 2, "p", 0, 1, batch(t, record.CodecNone, "a"), kerr.UnsupportedVersion.Code},
+		{"v2 carrying a v2 batch", 2, "p", 0, 1, batch(t, record.CodecNone, "a"), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

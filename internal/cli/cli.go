@@ -1,10 +1,10 @@
 // Package cli implements the vltava client commands: topics, produce,
 // consume, groups, configs, cluster, partitions, get-offsets,
-// delete-records, dump-log and perf. They are the one-binary equivalents of
+// delete-records, dump-log, perf and features. They are the one-binary equivalents of
 // Kafka's bin/ tools (kafka-topics.sh, kafka-console-producer.sh,
 // kafka-console-consumer.sh, kafka-consumer-groups.sh, kafka-configs.sh,
 // kafka-reassign-partitions.sh, kafka-leader-election.sh,
-// kafka-get-offsets.sh, kafka-delete-records.sh, kafka-dump-log.sh and the
+// kafka-get-offsets.sh, kafka-delete-records.sh, kafka-dump-log.sh, kafka-features.sh and the
 // perf-test tools), built on franz-go (kgo + kadm) so they work against
 // Vltava and any other Kafka-compatible cluster, and they accept those
 // tools' flag names (kafka_modes.go, kafka_props.go) beside their own.
@@ -58,6 +58,7 @@ func Commands() []*cobra.Command {
 		newGetOffsetsCommand(),
 		newDeleteRecordsCommand(),
 		newDumpLogCommand(),
+		newFeaturesCommand(),
 	}
 	for _, c := range cmds {
 		addGlobalFlags(c)

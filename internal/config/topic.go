@@ -36,6 +36,7 @@ type Topic struct {
 	IndexIntervalBytes          int32
 	MaxCompactionLagMs          int64
 	MaxMessageBytes             int32
+	MessageDownconversionEnable bool   // Fetch v0-v3 may down-convert (Kafka 3.9's rule)
 	MessageTimestampType        string // CreateTime or LogAppendTime
 	MessageTimestampBeforeMaxMs int64  // falls back to message.timestamp.difference.max.ms (KIP-937)
 	MessageTimestampAfterMaxMs  int64  // likewise
@@ -124,6 +125,7 @@ func ResolveTopic(b *Broker, dynamicBroker map[string]string, overrides map[stri
 		IndexIntervalBytes:          i32("index.interval.bytes"),
 		MaxCompactionLagMs:          i64("max.compaction.lag.ms"),
 		MaxMessageBytes:             i32("max.message.bytes"),
+		MessageDownconversionEnable: parseBool(values["message.downconversion.enable"]),
 		MessageTimestampType:        values["message.timestamp.type"],
 		MessageTimestampBeforeMaxMs: i64("message.timestamp.before.max.ms"),
 		MessageTimestampAfterMaxMs:  i64("message.timestamp.after.max.ms"),

@@ -33,7 +33,7 @@ var topicDefList = []Def{
 	def("local.retention.ms", Long, "-2", "Time data is kept on local disk when tiered storage is enabled (-2 means use retention.ms).", atLeast(-2)),
 	def("max.compaction.lag.ms", Long, longMax, "Longest time a record may stay uncompacted in the log.", atLeast(1)),
 	def("max.message.bytes", Int, maxMsgBytes, "Largest record batch the topic accepts, after compression.", atLeast(0)),
-	def("message.downconversion.enable", Boolean, "true", "Whether fetches from old clients may down-convert record formats (deprecated; Vltava never down-converts)."),
+	def("message.downconversion.enable", Boolean, "true", "Whether Fetch v0-v3 (clients before Kafka 0.11) get records down-converted to message format v0/v1; false answers them UNSUPPORTED_VERSION (deprecated, as in Kafka 3.9)."),
 	def("message.format.version", String, "3.0-IV1", "Deprecated and ignored: record format is always v2.", custom("A Kafka version such as 3.0-IV1", validateKafkaVersion)),
 	def("message.timestamp.after.max.ms", Long, longMax, "How far in the future a CreateTime timestamp may be relative to the broker clock.", atLeast(0)),
 	def("message.timestamp.before.max.ms", Long, longMax, "How far in the past a CreateTime timestamp may be relative to the broker clock.", atLeast(0)),

@@ -217,6 +217,7 @@ func (a *Active) duties(ctx context.Context) {
 			return err
 		}, "committing the cluster id")
 	}
+	a.withTimeout(ctx, a.o.Controller.EnsureFeatures, "finalizing the bootstrap feature levels (KIP-584)")
 	a.completeReassignments(ctx)
 	for {
 		select {

@@ -179,6 +179,7 @@ func (m *Manager) Apply(img *metadata.Image) error {
 				replicas:       pi.Replicas,
 				isr:            pi.ISR,
 			}
+			s.validate.Partition = fmt.Sprintf("%s-%d", t.Name, pi.Partition) // named in KIP-467 record errors
 			if p := m.Get(t.Name, pi.Partition); p != nil {
 				if old := p.settings.Load(); !reflect.DeepEqual(old.topic, topicCfg) {
 					p.log.UpdateConfig(StorageConfig(topicCfg, m.broker))

@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -30,6 +31,8 @@ type ValidateOptions struct {
 	// "producer" value, which keeps whatever codec the client used.
 	TargetCodec       Codec
 	KeepProducerCodec bool
+	// Partition names the topic partition ("topic-0") in error messages.
+	Partition string
 	// ProduceVersion is the Produce request version. Versions 3-6 may not
 	// carry zstd (KIP-110); 0 means "current" and skips that check.
 	ProduceVersion int16
@@ -95,6 +98,9 @@ func batchProbe(b []byte) (int, error) {
 //   - larger than MaxMessageBytes: MESSAGE_TOO_LARGE
 //   - a timestamp outside KIP-937's window, or a client claiming
 //     LogAppendTime: INVALID_TIMESTAMP
+//
+// Per-record failures (timestamps, a compacted topic's null keys) come as a
+// *RecordValidationError listing every refused record (KIP-467).
 //   - zstd in Produce v3-6, or an undefined codec: UNSUPPORTED_COMPRESSION_TYPE
 //
 // Bytes after the batch that do not form a whole batch are dropped, as
@@ -225,8 +231,8 @@ type recordWalk struct {
 // INVALID_TIMESTAMP if any timestamp failed, INVALID_RECORD otherwise.
 func walkRecords(h Header, payload []byte, opts *ValidateOptions) (recordWalk, error) {
 	w := recordWalk{maxTimestamp: noTimestamp, sequentialOffsets: true}
-	var badTimestamps, nullKeys int
-	firstBad := int32(-1)
+	var refused []RecordError // allocated only when a record fails
+	anyTimestamp := false
 	for i := int32(0); i < h.NumRecords; i++ {
 		r, n, err := parseRecord(payload, false, nil)
 		if err != nil {
@@ -237,16 +243,12 @@ func walkRecords(h Header, payload []byte, opts *ValidateOptions) (recordWalk, e
 			w.sequentialOffsets = false
 		}
 		ts := recordTimestamp(h, &r)
-		bad := false
 		if opts.Compacted && r.Key == nil {
-			nullKeys++
-			bad = true
-		} else if timestampRejected(h, ts, opts) {
-			badTimestamps++
-			bad = true
-		}
-		if bad && firstBad < 0 {
-			firstBad = i
+			refused = append(refused, RecordError{BatchIndex: i,
+				Message: "Compacted topic cannot accept message without key in topic partition " + opts.Partition + "."})
+		} else if msg, bad := timestampRejected(h, ts, int64(r.OffsetDelta), opts); bad {
+			refused = append(refused, RecordError{BatchIndex: i, Message: msg})
+			anyTimestamp = true
 		}
 		if ts > w.maxTimestamp {
 			w.maxTimestamp = ts
@@ -255,12 +257,8 @@ func walkRecords(h Header, payload []byte, opts *ValidateOptions) (recordWalk, e
 	if len(payload) != 0 {
 		return recordWalk{}, errInvalid("incorrect declared batch size: %d bytes remain after %d records", len(payload), h.NumRecords)
 	}
-	if badTimestamps > 0 {
-		return recordWalk{}, fmt.Errorf("%w: %d records rejected for timestamps outside [%d-%d, %d+%d] or a client-set LogAppendTime (first at index %d)",
-			kerr.InvalidTimestamp, badTimestamps, opts.Now, opts.TimestampBeforeMaxMs, opts.Now, opts.TimestampAfterMaxMs, firstBad)
-	}
-	if nullKeys > 0 {
-		return recordWalk{}, errInvalid("compacted topic cannot accept %d records without key (first at index %d)", nullKeys, firstBad)
+	if refused != nil {
+		return recordWalk{}, recordErrors(refused, anyTimestamp)
 	}
 	return w, nil
 }
@@ -278,13 +276,33 @@ func recordTimestamp(h Header, r *Record) int64 {
 // timestampRejected is LogValidator.validateTimestamp: CreateTime topics
 // bound record timestamps per KIP-937 (records without timestamp, -1, pass);
 // otherwise a batch that claims LogAppendTime is refused, since only the
-// broker may assign it.
-func timestampRejected(h Header, ts int64, opts *ValidateOptions) bool {
+// broker may assign it. msg is Kafka's wording; offset is the record's
+// offset in the batch as produced.
+func timestampRejected(h Header, ts, offset int64, opts *ValidateOptions) (msg string, bad bool) {
 	if opts.TimestampType == CreateTime && ts != noTimestamp {
 		diff := opts.Now - ts
-		return diff > opts.TimestampBeforeMaxMs || -diff > opts.TimestampAfterMaxMs
+		if diff > opts.TimestampBeforeMaxMs || -diff > opts.TimestampAfterMaxMs {
+			return fmt.Sprintf("Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
+				ts, offset, saturatingAdd(opts.Now, -opts.TimestampBeforeMaxMs), saturatingAdd(opts.Now, opts.TimestampAfterMaxMs)), true
+		}
+		return "", false
 	}
-	return h.TimestampType() == LogAppendTime
+	if h.TimestampType() == LogAppendTime {
+		return fmt.Sprintf("Invalid timestamp type in message with offset %d. Producer should not set timestamp type to LogAppendTime.", offset), true
+	}
+	return "", false
+}
+
+// saturatingAdd is a+b clamped to the int64 range, for printing a window
+// whose bound may be unlimited (math.MaxInt64).
+func saturatingAdd(a, b int64) int64 {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
 }
 
 // rebuild re-encodes a validated batch as Kafka's

@@ -1,0 +1,85 @@
+package metadata
+
+// Feature flags (KIP-584): the cluster-wide levels of features that change
+// what brokers and controllers write or serve. The finalized level of each
+// is a FeatureLevelRecord in the log (level 0, the default, is absent);
+// ApiVersions reports them with the ranges below, which say what this
+// binary implements. A level is listed here only if its semantics are
+// built, so no UpdateFeatures can finalize a level Vltava would not honour.
+
+import "slices"
+
+// FeatureRange is the levels of a feature this binary supports.
+type FeatureRange struct {
+	Min, Max int16
+}
+
+// Feature names as Kafka spells them.
+const (
+	FeatureMetadataVersion    = "metadata.version"
+	FeatureKRaftVersion       = "kraft.version"
+	FeatureGroupVersion       = "group.version"
+	FeatureTransactionVersion = "transaction.version"
+)
+
+// MetadataVersion40IV0 is Kafka's metadata.version level for 4.0-IV0, the
+// one Vltava implements: the KRaft metadata of Kafka 3.9 (KIP-631 brokers,
+// topic ids, KIP-455 reassignments, KIP-730 producer-id blocks) plus what
+// group.version 1 (KIP-848 consumer groups, GA in 4.0) needs, and none of
+// the later 4.0 levels' additions (eligible leader replicas, KIP-966).
+const MetadataVersion40IV0 int16 = 22
+
+// supportedFeatures are the features this binary implements:
+//
+//   - metadata.version: one level; the metadata records are Vltava's own and
+//     do not change with the level, so no other level would be honoured.
+//   - kraft.version: 0 only, a static voter set (controller.quorum.voters);
+//     KIP-853's dynamic quorum (level 1) is not built.
+//   - group.version: 1 only; the KIP-848 consumer protocol is always served,
+//     so level 0 (classic groups only) would not be honoured.
+//   - transaction.version: 0 only; the transaction coordinator and KIP-890
+//     (levels 1 and 2) are not built.
+var supportedFeatures = map[string]FeatureRange{
+	FeatureMetadataVersion:    {MetadataVersion40IV0, MetadataVersion40IV0},
+	FeatureKRaftVersion:       {0, 0},
+	FeatureGroupVersion:       {1, 1},
+	FeatureTransactionVersion: {0, 0},
+}
+
+// SupportedFeatures returns the supported features, sorted by name.
+func SupportedFeatures() []SupportedFeature {
+	out := make([]SupportedFeature, 0, len(supportedFeatures))
+	for name, r := range supportedFeatures {
+		out = append(out, SupportedFeature{Name: name, FeatureRange: r})
+	}
+	slices.SortFunc(out, func(a, b SupportedFeature) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// SupportedFeature is one entry of SupportedFeatures.
+type SupportedFeature struct {
+	Name string
+	FeatureRange
+}
+
+// bootstrapFeatures are finalized when a cluster is created (or first meets
+// a controller that knows features): every supported feature whose lowest
+// supported level is above 0, at that level, as Kafka bootstraps
+// metadata.version and the features whose defaults depend on it.
+func bootstrapFeatures() map[string]int16 {
+	out := map[string]int16{}
+	for name, r := range supportedFeatures {
+		if r.Min > 0 {
+			out[name] = r.Min
+		}
+	}
+	return out
+}
