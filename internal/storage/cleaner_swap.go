@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"github.com/vltava/vltava/internal/storage/vfs"
 	"io"
 	"log/slog"
 	"os"
@@ -38,9 +39,9 @@ const (
 
 // createCleanedSegment creates an empty segment whose files carry the
 // ".cleaned" suffix; segment.append then writes and indexes it as usual.
-func createCleanedSegment(dir string, base int64, cfg *Config, now time.Time) (*segment, error) {
+func createCleanedSegment(fs vfs.FS, dir string, base int64, cfg *Config, now time.Time) (*segment, error) {
 	removeCleanerFiles(dir, base)
-	f, err := os.OpenFile(segmentFileName(dir, base, logFileSuffix+cleanedFileSuffix), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o644)
+	f, err := fs.OpenFile(segmentFileName(dir, base, logFileSuffix+cleanedFileSuffix), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +57,7 @@ func createCleanedSegment(dir string, base int64, cfg *Config, now time.Time) (*
 		return nil, err
 	}
 	s := &segment{
+		fs:                    fs,
 		dir:                   dir,
 		baseOffset:            base,
 		log:                   f,
@@ -79,14 +81,14 @@ func renameCleanerFiles(s *segment, from, to string) error {
 	if err := s.timeIndex.file.rename(segmentFileName(s.dir, s.baseOffset, timeIndexFileSuffix+to)); err != nil {
 		return err
 	}
-	return os.Rename(segmentFileName(s.dir, s.baseOffset, logFileSuffix+from), segmentFileName(s.dir, s.baseOffset, logFileSuffix+to))
+	return s.fs.Rename(segmentFileName(s.dir, s.baseOffset, logFileSuffix+from), segmentFileName(s.dir, s.baseOffset, logFileSuffix+to))
 }
 
 // cleanGroup rewrites one group of segments through f into a single cleaned
 // segment and swaps it in (Kafka's cleanSegments).
 func (l *Log) cleanGroup(group []*segment, f *cleanFilter, cfg *Config, res *CleanResult, opts CleanerOptions) (err error) {
 	base := group[0].baseOffset
-	cleaned, err := createCleanedSegment(l.dir, base, cfg, l.now())
+	cleaned, err := createCleanedSegment(l.fs, l.dir, base, cfg, l.now())
 	if err != nil {
 		return fmt.Errorf("%w: creating cleaned segment %d: %v", kerr.KafkaStorageError, base, err)
 	}

@@ -10,9 +10,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/storage/vfs"
 )
 
 // ManagerConfig configures a Manager (Kafka's LogManager settings).
@@ -28,6 +31,11 @@ type ManagerConfig struct {
 	CleanerDisabled          bool          // log.cleaner.enable=false
 	CleanerBackoff           time.Duration // log.cleaner.backoff.ms (15000)
 	CleanerDedupeBufferBytes int64         // log.cleaner.dedupe.buffer.size (128 MiB)
+
+	// FS is the file system of the segment files (vfs.OS when nil; the
+	// fault-injecting vfs.Faulty in tests). Each dir wraps it so that a
+	// disk error takes that dir offline (manager_dirs.go).
+	FS vfs.FS
 }
 
 // Manager owns the logs in a set of log dirs (Kafka's LogManager): it reads
@@ -55,13 +63,22 @@ type Manager struct {
 	wg           sync.WaitGroup
 	startOnce    sync.Once
 
+	// failures carries each dir that went offline to the failure handler
+	// (manager_dirs.go); onDirFailure is told once its logs are closed.
+	failures     chan *logDir
+	onDirFailure atomic.Pointer[DirFailureHandler]
+
 	mu struct {
 		sync.Mutex
 		logs     map[TopicPartition]*Log
 		dirOf    map[TopicPartition]*logDir
 		existing map[TopicPartition]*logDir // on disk, not yet opened
 		opening  map[TopicPartition]*pendingChange
-		closed   bool
+		// offline are the partitions of offline dirs: they are not opened
+		// or created again (in any dir) until the broker restarts, as
+		// Kafka's offline partitions.
+		offline map[TopicPartition]*logDir
+		closed  bool
 	}
 }
 
@@ -81,6 +98,10 @@ type pendingChange struct {
 // logDir is one entry of log.dirs with what was read from it at start.
 type logDir struct {
 	path            string
+	fs              vfs.FS       // ManagerConfig.FS, reporting errors as this dir's failure
+	offline         atomic.Bool  // set once, by the first disk error
+	usableBytes     atomic.Int64 // free space, refreshed in the background (placement)
+	totalBytes      atomic.Int64
 	cleanShutdown   bool
 	recoveryPoints  map[TopicPartition]int64
 	logStartOffsets map[TopicPartition]int64
@@ -106,11 +127,15 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = time.Minute
 	}
-	m := &Manager{logger: cfg.Logger, cfg: cfg, stop: make(chan struct{})}
+	if cfg.FS == nil {
+		cfg.FS = vfs.OS
+	}
+	m := &Manager{logger: cfg.Logger, cfg: cfg, stop: make(chan struct{}), failures: make(chan *logDir, len(cfg.Dirs))}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.dirOf = make(map[TopicPartition]*logDir)
 	m.mu.existing = make(map[TopicPartition]*logDir)
 	m.mu.opening = make(map[TopicPartition]*pendingChange)
+	m.mu.offline = make(map[TopicPartition]*logDir)
 	for _, path := range cfg.Dirs {
 		d, err := m.openDir(path)
 		if err != nil {
@@ -122,6 +147,12 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if m.cleaner, err = newLogCleaner(m); err != nil {
 		return nil, fmt.Errorf("%w: reading cleaner checkpoints: %v", kerr.KafkaStorageError, err)
 	}
+	m.refreshDirSpace()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.handleDirFailures()
+	}()
 	return m, nil
 }
 
@@ -130,6 +161,7 @@ func (m *Manager) openDir(path string) (*logDir, error) {
 		return nil, err
 	}
 	d := &logDir{path: path}
+	d.fs = vfs.Reporting(m.cfg.FS, func(op, file string, err error) { m.reportDirFailure(d, op, file, err) })
 	marker := filepath.Join(path, CleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		d.cleanShutdown = true
@@ -222,6 +254,10 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 			m.mu.Unlock()
 			return nil, errManagerClosed
 		}
+		if d := m.mu.offline[tp]; d != nil {
+			m.mu.Unlock()
+			return nil, fmt.Errorf("%w: %s is in offline log dir %s", kerr.KafkaStorageError, tp, d.path)
+		}
 		if l := m.mu.logs[tp]; l != nil {
 			m.mu.Unlock()
 			if topicID != [16]byte{} && l.TopicID() != [16]byte{} && l.TopicID() != topicID {
@@ -245,6 +281,10 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	p := &pendingChange{dir: m.mu.existing[tp], done: make(chan struct{})}
 	if p.dir == nil {
 		p.dir, p.isNew = m.leastLoadedDirLocked(), true
+		if p.dir == nil {
+			m.mu.Unlock()
+			return nil, fmt.Errorf("%w: every log dir is offline", kerr.KafkaStorageError)
+		}
 	}
 	m.mu.opening[tp] = p
 	m.mu.Unlock()
@@ -253,7 +293,16 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 
 	m.mu.Lock()
 	shuttingDown := m.mu.closed
-	if err == nil && !shuttingDown {
+	if err == nil && p.dir.offline.Load() {
+		// The dir failed while the log was opening: the failure handler
+		// did not see it, so it is closed here and stays offline.
+		m.mu.offline[tp] = p.dir
+		delete(m.mu.existing, tp)
+		m.mu.Unlock()
+		l.closeHandlers()
+		l, err = nil, fmt.Errorf("%w: log dir %s went offline while %s was opening", kerr.KafkaStorageError, p.dir.path, tp)
+		m.mu.Lock()
+	} else if err == nil && !shuttingDown {
 		delete(m.mu.existing, tp)
 		m.mu.logs[tp] = l
 		m.mu.dirOf[tp] = p.dir
@@ -293,6 +342,7 @@ func (m *Manager) openLog(tp TopicPartition, d *logDir, topicID [16]byte, cfg Co
 		HighWatermark:  d.highWatermarks[tp],
 		CleanShutdown:  d.cleanShutdown,
 		Logger:         m.logger,
+		FS:             d.fs,
 	})
 	if err != nil {
 		return nil, err
@@ -365,10 +415,17 @@ func (m *Manager) OpenAll(reqs []OpenRequest, parallelism int) (map[TopicPartiti
 	return logs, errors.Join(errs...)
 }
 
-// leastLoadedDirLocked picks the log dir for a new partition: the one with
-// the fewest partitions, counting those on disk, open and being created.
+// leastLoadedDirLocked picks the log dir for a new partition among the
+// online ones (nil if none): the one with the fewest partitions, counting
+// those on disk, open and being created (Kafka's LogManager rule), and
+// among those with the fewest, the one with the most usable bytes (as last
+// measured by refreshDirSpace), so that dirs on disks of different sizes
+// or fill levels are not filled at the same pace once counts are even.
 func (m *Manager) leastLoadedDirLocked() *logDir {
 	if len(m.dirs) == 1 {
+		if m.dirs[0].offline.Load() {
+			return nil
+		}
 		return m.dirs[0]
 	}
 	count := make(map[*logDir]int, len(m.dirs))
@@ -383,9 +440,12 @@ func (m *Manager) leastLoadedDirLocked() *logDir {
 			count[p.dir]++
 		}
 	}
-	best := m.dirs[0]
-	for _, d := range m.dirs[1:] {
-		if count[d] < count[best] {
+	var best *logDir
+	for _, d := range m.dirs {
+		switch {
+		case d.offline.Load():
+		case best == nil, count[d] < count[best],
+			count[d] == count[best] && d.usableBytes.Load() > best.usableBytes.Load():
 			best = d
 		}
 	}
@@ -476,6 +536,7 @@ func (m *Manager) Start() {
 	m.startOnce.Do(func() {
 		m.every(m.cfg.RetentionCheckInterval, m.runRetention)
 		m.every(m.cfg.FlushCheckInterval, m.runFlush)
+		m.every(m.cfg.FlushCheckInterval, m.refreshDirSpace)
 		m.every(m.cfg.CheckpointInterval, func() {
 			if err := m.CheckpointAll(); err != nil {
 				m.logger.Error("writing checkpoints", "err", err)
@@ -512,6 +573,7 @@ func (m *Manager) runRetention() {
 	for tp, l := range m.Logs() {
 		if _, err := l.EnforceRetention(); err != nil && !errors.Is(err, errLogClosed) {
 			m.logger.Error("enforcing retention", "partition", tp.String(), "err", err)
+			m.failDirOf(tp, "retention", err)
 		}
 		l.RemoveExpiredProducers()
 	}
@@ -521,6 +583,7 @@ func (m *Manager) runFlush() {
 	for tp, l := range m.Logs() {
 		if err := l.FlushIfDue(); err != nil && !errors.Is(err, errLogClosed) {
 			m.logger.Error("flushing log", "partition", tp.String(), "err", err)
+			m.failDirOf(tp, "flush", err)
 		}
 	}
 }
@@ -530,6 +593,9 @@ func (m *Manager) runFlush() {
 func (m *Manager) CheckpointAll() error {
 	var errs []error
 	for _, d := range m.dirs {
+		if d.offline.Load() {
+			continue
+		}
 		if err := m.writeCheckpoints(d); err != nil {
 			errs = append(errs, err)
 		}
@@ -539,7 +605,15 @@ func (m *Manager) CheckpointAll() error {
 
 // writeCheckpoints writes d's three checkpoints. Partitions on disk that are
 // not open keep the values read at start so their recovery is not widened.
-func (m *Manager) writeCheckpoints(d *logDir) error {
+func (m *Manager) writeCheckpoints(d *logDir) (err error) {
+	if d.offline.Load() {
+		return fmt.Errorf("%w: log dir %s is offline", kerr.KafkaStorageError, d.path)
+	}
+	defer func() {
+		if vfs.IsDiskError(err) {
+			m.reportDirFailure(d, "checkpoint", d.path, err)
+		}
+	}()
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
 	rp, lso, hw := map[TopicPartition]int64{}, map[TopicPartition]int64{}, map[TopicPartition]int64{}
@@ -600,6 +674,9 @@ func (m *Manager) Close() error {
 	}
 	close(m.stop)
 	m.wg.Wait()
+	for _, l := range logs {
+		l.WaitRollFlushes()
+	}
 	var errs []error
 	for tp, l := range logs {
 		if err := l.Close(); err != nil {
@@ -613,6 +690,9 @@ func (m *Manager) Close() error {
 		return errors.Join(errs...)
 	}
 	for _, d := range m.dirs {
+		if d.offline.Load() {
+			continue
+		}
 		if err := writeFileAtomically(filepath.Join(d.path, CleanShutdownFile), nil); err != nil {
 			errs = append(errs, err)
 		}
