@@ -177,4 +177,3 @@ func victimPlacement(t *testing.T, adm *kadm.Client, broker int32, topic string)
 	})
 	return out
 }
-
