@@ -32,6 +32,7 @@ const (
 	suiteGroupU  = "coordinator (`internal/group`)"
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
+	suiteJBOD    = "cluster: failed log dir (`test/cluster/jbod_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -58,8 +59,10 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteCtrl}},
 	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up",
 		[]string{suiteCtrl}},
-	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown",
-		[]string{suiteCtrl}},
+	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown; offline log dirs (v1, KIP-858)",
+		[]string{suiteCtrl, suiteJBOD}},
+	kmsg.AssignReplicasToDirs: {"controller API (KIP-858): sent for the replicas of a failed log dir, which the controller moves off the broker (leadership and ISR)",
+		[]string{suiteJBOD}},
 	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids",
 		[]string{suiteCtrl}},
 	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 are answered UNSUPPORTED_VERSION (KIP-896, as Kafka 4); acks 0/1/-1; topic recompression; zstd needs v7+; transactional produce refused",
@@ -86,8 +89,8 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides",
 		[]string{suiteFranz, broker("admin_test.go")}},
-	kmsg.DescribeLogDirs: {"sizes per partition, total and usable bytes (v4)",
-		[]string{broker("admin_test.go")}},
+	kmsg.DescribeLogDirs: {"every log dir (JBOD): sizes and offset lag per partition, total and usable bytes (v4); a failed dir is KAFKA_STORAGE_ERROR",
+		[]string{broker("admin_test.go"), suiteJBOD}},
 	kmsg.CreatePartitions: {"raise a topic's partition count",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only)",
@@ -151,7 +154,7 @@ TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
 clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
 tokens, quotas and the share-group APIs are not served either. The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
-AllocateProducerIds) are served to Vltava's own brokers.
+AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers.
 
 ## APIs
 `
