@@ -16,3 +16,10 @@ func (l *Log) closeHandlers() {
 	}
 	l.mu.closed = true
 }
+
+// isClosed reports whether the log was closed (or deleted).
+func (l *Log) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.closed
+}

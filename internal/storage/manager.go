@@ -78,7 +78,10 @@ type Manager struct {
 		// or created again (in any dir) until the broker restarts, as
 		// Kafka's offline partitions.
 		offline map[TopicPartition]*logDir
-		closed  bool
+		// preferred are the dirs AlterReplicaLogDirs chose for partitions
+		// not hosted yet (manager_move.go).
+		preferred map[TopicPartition]*logDir
+		closed    bool
 	}
 }
 
@@ -136,6 +139,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	m.mu.existing = make(map[TopicPartition]*logDir)
 	m.mu.opening = make(map[TopicPartition]*pendingChange)
 	m.mu.offline = make(map[TopicPartition]*logDir)
+	m.mu.preferred = make(map[TopicPartition]*logDir)
 	for _, path := range cfg.Dirs {
 		d, err := m.openDir(path)
 		if err != nil {
@@ -191,7 +195,7 @@ func (m *Manager) openDir(path string) (*logDir, error) {
 			continue
 		}
 		name := de.Name()
-		if strings.HasSuffix(name, "-delete") {
+		if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, futureDirSuffix) {
 			m.logger.Info("removing log dir left by an interrupted delete", "dir", filepath.Join(path, name))
 			if err := os.RemoveAll(filepath.Join(path, name)); err != nil {
 				return nil, err
@@ -281,6 +285,9 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	p := &pendingChange{dir: m.mu.existing[tp], done: make(chan struct{})}
 	if p.dir == nil {
 		p.dir, p.isNew = m.leastLoadedDirLocked(), true
+		if pd := m.mu.preferred[tp]; pd != nil && !pd.offline.Load() {
+			p.dir = pd
+		}
 		if p.dir == nil {
 			m.mu.Unlock()
 			return nil, fmt.Errorf("%w: every log dir is offline", kerr.KafkaStorageError)
@@ -304,6 +311,7 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 		m.mu.Lock()
 	} else if err == nil && !shuttingDown {
 		delete(m.mu.existing, tp)
+		delete(m.mu.preferred, tp)
 		m.mu.logs[tp] = l
 		m.mu.dirOf[tp] = p.dir
 	}
@@ -347,12 +355,17 @@ func (m *Manager) openLog(tp TopicPartition, d *logDir, topicID [16]byte, cfg Co
 	if err != nil {
 		return nil, err
 	}
+	m.watchLogStart(l, d)
+	return l, nil
+}
+
+// watchLogStart checkpoints d when l's log start offset moves (DeleteRecords).
+func (m *Manager) watchLogStart(l *Log, d *logDir) {
 	l.onLogStartOffsetIncremented = func() {
 		if err := m.writeCheckpoints(d); err != nil {
 			m.logger.Error("writing checkpoints after log start offset change", "dir", d.path, "err", err)
 		}
 	}
-	return l, nil
 }
 
 // OpenRequest names one log for OpenAll, with the arguments GetOrCreate
