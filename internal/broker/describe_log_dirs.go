@@ -52,32 +52,47 @@ func (b *Broker) handleDescribeLogDirs(_ context.Context, r *server.Request) (km
 		dirs[d.Path] = &sd
 	}
 	topicIndex := make(map[string]map[string]int) // dir -> topic -> index
-	for _, p := range b.partitions.All() {
-		if wanted != nil && !wanted[p.Topic][p.Index] {
-			continue
-		}
-		sd := dirs[store.DirOf(partitionKey(p))]
-		if sd == nil || sd.ErrorCode != 0 {
-			continue
-		}
+	add := func(sd *kmsg.DescribeLogDirsResponseDir, topic string, sp kmsg.DescribeLogDirsResponseDirTopicPartition) {
 		idx := topicIndex[sd.Dir]
 		if idx == nil {
 			idx = make(map[string]int)
 			topicIndex[sd.Dir] = idx
 		}
-		i, ok := idx[p.Topic]
+		i, ok := idx[topic]
 		if !ok {
 			t := kmsg.NewDescribeLogDirsResponseDirTopic()
-			t.Topic = p.Topic
+			t.Topic = topic
 			sd.Topics = append(sd.Topics, t)
 			i = len(sd.Topics) - 1
-			idx[p.Topic] = i
+			idx[topic] = i
 		}
-		sp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-		sp.Partition = p.Index
-		sp.Size = p.Log().Size()
-		sp.OffsetLag = max(0, p.HighWatermark()-p.LogEndOffset())
 		sd.Topics[i].Partitions = append(sd.Topics[i].Partitions, sp)
+	}
+	for _, p := range b.partitions.All() {
+		if wanted != nil && !wanted[p.Topic][p.Index] {
+			continue
+		}
+		key := partitionKey(p)
+		if sd := dirs[store.DirOf(key)]; sd != nil && sd.ErrorCode == 0 {
+			sp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+			sp.Partition = p.Index
+			sp.Size = p.Log().Size()
+			sp.OffsetLag = max(0, p.HighWatermark()-p.LogEndOffset())
+			add(sd, p.Topic, sp)
+		}
+		// A replica being moved (AlterReplicaLogDirs) is also listed in
+		// its destination as the future replica, lagging by what is left
+		// to copy, as Kafka lists its future log.
+		if mv := store.Moving(key); mv != nil {
+			if sd := dirs[mv.Dir]; sd != nil && sd.ErrorCode == 0 {
+				sp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+				sp.Partition = p.Index
+				sp.Size = mv.CopiedBytes()
+				sp.OffsetLag = max(0, p.LogEndOffset()-mv.CopiedOffset())
+				sp.IsFuture = true
+				add(sd, p.Topic, sp)
+			}
+		}
 	}
 	for _, d := range infos {
 		resp.Dirs = append(resp.Dirs, *dirs[d.Path])

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/vltava/vltava/internal/storage/vfs"
 )
@@ -37,7 +38,7 @@ type movedLog struct {
 //
 // Every copied file is fsynced before moveTo returns. On error the log is
 // still open and unchanged and dst may hold a partial copy.
-func (l *Log) moveTo(fs vfs.FS, dst string) (movedLog, error) {
+func (l *Log) moveTo(fs vfs.FS, dst string, progress *MoveProgress) (movedLog, error) {
 	l.cleanMu.Lock()
 	defer l.cleanMu.Unlock()
 	l.flushMu.Lock()
@@ -48,7 +49,7 @@ func (l *Log) moveTo(fs vfs.FS, dst string) (movedLog, error) {
 	if err := l.flushLocked(); err != nil {
 		return movedLog{}, err
 	}
-	c := &logCopy{fs: fs, dst: dst, files: map[int64]*copiedSegment{}}
+	c := &logCopy{fs: fs, dst: dst, files: map[int64]*copiedSegment{}, progress: progress}
 	defer c.close()
 	segs := l.segmentList()
 	for _, s := range segs[:len(segs)-1] {
@@ -59,10 +60,16 @@ func (l *Log) moveTo(fs vfs.FS, dst string) (movedLog, error) {
 		}
 	}
 	for range moveRounds {
+		// Segments and their bytes are published before the log end
+		// offset moves, so once the round has copied every segment as it
+		// found it, the copy reaches at least the log end offset read
+		// before it.
+		leo := l.logEndOffset.Load()
 		n, err := c.round(l.segmentList())
 		if err != nil {
 			return movedLog{}, err
 		}
+		progress.copiedOffset.Store(leo)
 		if n < moveCatchUpBytes {
 			break
 		}
@@ -120,11 +127,26 @@ func (l *Log) moveTo(fs vfs.FS, dst string) (movedLog, error) {
 // logCopy is the state of a log being copied: the copy of each segment's
 // .log and how much of it is copied.
 type logCopy struct {
-	fs    vfs.FS
-	dst   string
-	files map[int64]*copiedSegment
-	buf   []byte
+	fs       vfs.FS
+	dst      string
+	files    map[int64]*copiedSegment
+	buf      []byte
+	progress *MoveProgress
 }
+
+// MoveProgress is how far a log move has come, for DescribeLogDirs's
+// future replica: bytes copied, and the offset the copy has reached.
+type MoveProgress struct {
+	Dir          string // the destination log dir
+	copiedBytes  atomic.Int64
+	copiedOffset atomic.Int64
+}
+
+// CopiedBytes is the size of the copy so far.
+func (p *MoveProgress) CopiedBytes() int64 { return p.copiedBytes.Load() }
+
+// CopiedOffset is the offset below which the copy holds every batch.
+func (p *MoveProgress) CopiedOffset() int64 { return p.copiedOffset.Load() }
 
 type copiedSegment struct {
 	f      vfs.File
@@ -159,6 +181,7 @@ func (c *logCopy) round(segs []*segment) (int64, error) {
 			}
 			cs.copied += int64(n)
 			total += int64(n)
+			c.progress.copiedBytes.Add(int64(n))
 		}
 	}
 	return total, nil

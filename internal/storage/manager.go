@@ -81,7 +81,9 @@ type Manager struct {
 		// preferred are the dirs AlterReplicaLogDirs chose for partitions
 		// not hosted yet (manager_move.go).
 		preferred map[TopicPartition]*logDir
-		closed    bool
+		// moves are the logs being moved to another dir.
+		moves  map[TopicPartition]*MoveProgress
+		closed bool
 	}
 }
 
@@ -140,6 +142,7 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	m.mu.opening = make(map[TopicPartition]*pendingChange)
 	m.mu.offline = make(map[TopicPartition]*logDir)
 	m.mu.preferred = make(map[TopicPartition]*logDir)
+	m.mu.moves = make(map[TopicPartition]*MoveProgress)
 	for _, path := range cfg.Dirs {
 		d, err := m.openDir(path)
 		if err != nil {

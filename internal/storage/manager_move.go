@@ -95,11 +95,14 @@ func (m *Manager) MoveLog(tp TopicPartition, dest string) (*Log, error) {
 	}
 	p := &pendingChange{dir: d, done: make(chan struct{})}
 	m.mu.opening[tp] = p
+	progress := &MoveProgress{Dir: d.path}
+	m.mu.moves[tp] = progress
 	m.mu.Unlock()
 
-	nl, err := m.moveLog(tp, l, src, d)
+	nl, err := m.moveLog(tp, l, src, d, progress)
 
 	m.mu.Lock()
+	delete(m.mu.moves, tp)
 	if err == nil {
 		m.mu.logs[tp] = nl
 		m.mu.dirOf[tp] = d
@@ -127,7 +130,7 @@ func (m *Manager) MoveLog(tp TopicPartition, dest string) (*Log, error) {
 }
 
 // moveLog copies l from src into d and opens the copy.
-func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir) (*Log, error) {
+func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir, progress *MoveProgress) (*Log, error) {
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, err
@@ -138,7 +141,7 @@ func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir) (*Log, erro
 	}
 	cfg := l.Config()
 	rp := l.RecoveryPoint()
-	moved, err := l.moveTo(d.fs, future)
+	moved, err := l.moveTo(d.fs, future, progress)
 	if err == nil {
 		final := filepath.Join(d.path, tp.String())
 		if err = os.Rename(future, final); err == nil {
@@ -177,4 +180,21 @@ func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir) (*Log, erro
 	m.mu.Unlock()
 	m.watchLogStart(old, src)
 	return nil, fmt.Errorf("%w: moving %s to %s: %v (it stays in %s)", kerr.KafkaStorageError, tp, d.path, err, src.path)
+}
+
+// CheckMoveTarget validates dest as AlterReplicaLogDirs does (see
+// checkMoveTarget) and returns it as configured in log.dirs.
+func (m *Manager) CheckMoveTarget(dest string) (string, error) {
+	d, err := m.checkMoveTarget(dest)
+	if err != nil {
+		return "", err
+	}
+	return d.path, nil
+}
+
+// Moving returns the progress of tp's move to another log dir, or nil.
+func (m *Manager) Moving(tp TopicPartition) *MoveProgress {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.moves[tp]
 }
