@@ -158,7 +158,10 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		CleanerBackoff:           msDuration(cfg.LogCleanerBackoffMs),
 		CleanerDedupeBufferBytes: cfg.LogCleanerDedupeBufferSize,
 		Logger:                   log.With("component", "storage"),
-		FS:                       n.storageFS(),
+		// Replica moves between log dirs (AlterReplicaLogDirs).
+		MoveThreads:        int(cfg.NumReplicaAlterLogDirsThreads),
+		MoveBytesPerSecond: cfg.ReplicaAlterLogDirsIOMaxBytesPerSecond,
+		FS:                 n.storageFS(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening log dirs: %w", err)

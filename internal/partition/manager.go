@@ -147,6 +147,7 @@ func (m *Manager) Apply(img *metadata.Image) error {
 		return nil // an older image than one already applied
 	}
 	dynamic := m.dynamicBrokerConfig(img)
+	m.applyMoveThrottle(dynamic)
 	dynamicChanged := !maps.Equal(dynamic, m.last.dynamic)
 	seen := make(map[string]bool, img.NumTopics())
 	var errs []error

@@ -1,8 +1,26 @@
 package partition
 
 import (
+	"strconv"
+
 	"github.com/vltava/vltava/internal/storage"
 )
+
+// moveThrottleKey is the dynamic broker config that throttles replica moves.
+const moveThrottleKey = "replica.alter.log.dirs.io.max.bytes.per.second"
+
+// applyMoveThrottle gives the storage Manager the effective throttle of
+// replica moves: this broker's (or the cluster's) dynamic value, else the
+// static one.
+func (m *Manager) applyMoveThrottle(dynamic map[string]string) {
+	rate := m.broker.ReplicaAlterLogDirsIOMaxBytesPerSecond
+	if v, ok := dynamic[moveThrottleKey]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			rate = n
+		}
+	}
+	m.store.SetMoveBytesPerSecond(rate)
+}
 
 // StartMove starts moving a hosted replica's log to the log dir dest in
 // the background (AlterReplicaLogDirs); storage.Manager.MoveLog copies it

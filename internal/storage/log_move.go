@@ -38,7 +38,7 @@ type movedLog struct {
 //
 // Every copied file is fsynced before moveTo returns. On error the log is
 // still open and unchanged and dst may hold a partial copy.
-func (l *Log) moveTo(fs vfs.FS, dst string, progress *MoveProgress) (movedLog, error) {
+func (l *Log) moveTo(fs vfs.FS, dst string, progress *MoveProgress, pace func(n int64)) (movedLog, error) {
 	l.cleanMu.Lock()
 	defer l.cleanMu.Unlock()
 	l.flushMu.Lock()
@@ -65,7 +65,7 @@ func (l *Log) moveTo(fs vfs.FS, dst string, progress *MoveProgress) (movedLog, e
 		// found it, the copy reaches at least the log end offset read
 		// before it.
 		leo := l.logEndOffset.Load()
-		n, err := c.round(l.segmentList())
+		n, err := c.round(l.segmentList(), pace)
 		if err != nil {
 			return movedLog{}, err
 		}
@@ -80,7 +80,8 @@ func (l *Log) moveTo(fs vfs.FS, dst string, progress *MoveProgress) (movedLog, e
 		l.mu.Unlock()
 		return movedLog{}, errLogClosed
 	}
-	if _, err := c.round(l.segmentList()); err != nil {
+	// Not paced: appends are waiting.
+	if _, err := c.round(l.segmentList(), nil); err != nil {
 		l.mu.Unlock()
 		return movedLog{}, err
 	}
@@ -154,8 +155,9 @@ type copiedSegment struct {
 }
 
 // round copies what each segment holds beyond what was copied already and
-// returns how many bytes that was.
-func (c *logCopy) round(segs []*segment) (int64, error) {
+// returns how many bytes that was; pace, if set, is called before each
+// chunk (the throttle).
+func (c *logCopy) round(segs []*segment, pace func(n int64)) (int64, error) {
 	if c.buf == nil {
 		c.buf = make([]byte, 1<<20)
 	}
@@ -172,7 +174,11 @@ func (c *logCopy) round(segs []*segment) (int64, error) {
 		}
 		size := s.size.Load()
 		for cs.copied < size {
-			n, err := s.log.ReadAt(c.buf[:min(int64(len(c.buf)), size-cs.copied)], cs.copied)
+			chunk := min(int64(len(c.buf)), size-cs.copied)
+			if pace != nil {
+				pace(chunk)
+			}
+			n, err := s.log.ReadAt(c.buf[:chunk], cs.copied)
 			if n == 0 && err != nil {
 				return total, err
 			}

@@ -32,6 +32,10 @@ type ManagerConfig struct {
 	CleanerBackoff           time.Duration // log.cleaner.backoff.ms (15000)
 	CleanerDedupeBufferBytes int64         // log.cleaner.dedupe.buffer.size (128 MiB)
 
+	// Replica moves between log dirs (manager_move.go).
+	MoveThreads        int   // num.replica.alter.log.dirs.threads (0: one per dir)
+	MoveBytesPerSecond int64 // replica.alter.log.dirs.io.max.bytes.per.second (<= 0: unthrottled)
+
 	// FS is the file system of the segment files (vfs.OS when nil; the
 	// fault-injecting vfs.Faulty in tests). Each dir wraps it so that a
 	// disk error takes that dir offline (manager_dirs.go).
@@ -67,6 +71,11 @@ type Manager struct {
 	// (manager_dirs.go); onDirFailure is told once its logs are closed.
 	failures     chan *logDir
 	onDirFailure atomic.Pointer[DirFailureHandler]
+
+	// moveSlots bounds the moves copying at once; moveThrottle paces
+	// their copying (manager_move.go).
+	moveSlots    chan struct{}
+	moveThrottle *throttle
 
 	mu struct {
 		sync.Mutex
@@ -135,7 +144,11 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.FS == nil {
 		cfg.FS = vfs.OS
 	}
-	m := &Manager{logger: cfg.Logger, cfg: cfg, stop: make(chan struct{}), failures: make(chan *logDir, len(cfg.Dirs))}
+	if cfg.MoveThreads <= 0 {
+		cfg.MoveThreads = len(cfg.Dirs)
+	}
+	m := &Manager{logger: cfg.Logger, cfg: cfg, stop: make(chan struct{}), failures: make(chan *logDir, len(cfg.Dirs)),
+		moveSlots: make(chan struct{}, cfg.MoveThreads), moveThrottle: newThrottle(cfg.MoveBytesPerSecond)}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.dirOf = make(map[TopicPartition]*logDir)
 	m.mu.existing = make(map[TopicPartition]*logDir)

@@ -141,7 +141,15 @@ func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir, progress *M
 	}
 	cfg := l.Config()
 	rp := l.RecoveryPoint()
-	moved, err := l.moveTo(d.fs, future, progress)
+	// num.replica.alter.log.dirs.threads moves copy at once; the others
+	// wait here, their logs serving meanwhile.
+	select {
+	case m.moveSlots <- struct{}{}:
+	case <-m.stop:
+		return nil, errManagerClosed
+	}
+	moved, err := l.moveTo(d.fs, future, progress, func(n int64) { m.moveThrottle.wait(n, m.stop) })
+	<-m.moveSlots
 	if err == nil {
 		final := filepath.Join(d.path, tp.String())
 		if err = os.Rename(future, final); err == nil {
@@ -198,3 +206,7 @@ func (m *Manager) Moving(tp TopicPartition) *MoveProgress {
 	defer m.mu.Unlock()
 	return m.mu.moves[tp]
 }
+
+// SetMoveBytesPerSecond changes the throttle of replica moves
+// (replica.alter.log.dirs.io.max.bytes.per.second, a dynamic broker config).
+func (m *Manager) SetMoveBytesPerSecond(rate int64) { m.moveThrottle.setRate(rate) }
