@@ -45,12 +45,12 @@ func createCleanedSegment(fs vfs.FS, dir string, base int64, cfg *Config, now ti
 	if err != nil {
 		return nil, err
 	}
-	oi, err := openOffsetIndex(segmentFileName(dir, base, indexFileSuffix+cleanedFileSuffix), base, cfg.SegmentIndexBytes, 0)
+	oi, err := openOffsetIndex(fs, segmentFileName(dir, base, indexFileSuffix+cleanedFileSuffix), base, cfg.SegmentIndexBytes, 0)
 	if oi == nil {
 		f.Close()
 		return nil, err
 	}
-	ti, err := openTimeIndex(segmentFileName(dir, base, timeIndexFileSuffix+cleanedFileSuffix), base, cfg.SegmentIndexBytes)
+	ti, err := openTimeIndex(fs, segmentFileName(dir, base, timeIndexFileSuffix+cleanedFileSuffix), base, cfg.SegmentIndexBytes)
 	if ti == nil {
 		f.Close()
 		oi.file.close()

@@ -122,7 +122,7 @@ func openSegment(fs vfs.FS, dir string, baseOffset int64, cfg *Config, now time.
 	s.size.Store(fi.Size())
 	s.maxTs.timestamp, s.maxTs.offset = -1, baseOffset
 
-	oi, err := openOffsetIndex(segmentFileName(dir, baseOffset, indexFileSuffix), baseOffset, cfg.SegmentIndexBytes, fi.Size())
+	oi, err := openOffsetIndex(fs, segmentFileName(dir, baseOffset, indexFileSuffix), baseOffset, cfg.SegmentIndexBytes, fi.Size())
 	if oi == nil {
 		f.Close()
 		return nil, false, err
@@ -130,7 +130,7 @@ func openSegment(fs vfs.FS, dir string, baseOffset int64, cfg *Config, now time.
 	if err != nil {
 		indexesOK = false
 	}
-	ti, err := openTimeIndex(segmentFileName(dir, baseOffset, timeIndexFileSuffix), baseOffset, cfg.SegmentIndexBytes)
+	ti, err := openTimeIndex(fs, segmentFileName(dir, baseOffset, timeIndexFileSuffix), baseOffset, cfg.SegmentIndexBytes)
 	if ti == nil {
 		f.Close()
 		oi.file.close()
