@@ -112,8 +112,9 @@ type pendingChange struct {
 // logDir is one entry of log.dirs with what was read from it at start.
 type logDir struct {
 	path            string
-	fs              vfs.FS       // ManagerConfig.FS, reporting errors as this dir's failure
-	offline         atomic.Bool  // set once, by the first disk error
+	fs              vfs.FS      // ManagerConfig.FS, reporting errors as this dir's failure
+	offline         atomic.Bool // set once, by the first disk error
+	failure         atomic.Pointer[dirFailure]
 	usableBytes     atomic.Int64 // free space, refreshed in the background (placement)
 	totalBytes      atomic.Int64
 	cleanShutdown   bool

@@ -58,8 +58,14 @@ func (m *Manager) reportDirFailure(d *logDir, op, path string, err error) {
 	if !d.offline.CompareAndSwap(false, true) {
 		return
 	}
-	m.logger.Error("log dir failed; taking it offline", "dir", d.path, "op", op, "file", path, "err", err)
+	d.failure.Store(&dirFailure{op: op, path: path, err: err})
 	m.failures <- d
+}
+
+// dirFailure is the first disk error of a dir, logged by the handler.
+type dirFailure struct {
+	op, path string
+	err      error
 }
 
 // failDirOf takes the dir of tp offline after a disk error that did not go
@@ -89,6 +95,9 @@ func (m *Manager) handleDirFailures() {
 }
 
 func (m *Manager) takeOffline(d *logDir) {
+	if f := d.failure.Load(); f != nil {
+		m.logger.Error("log dir failed; taking it offline", "dir", d.path, "op", f.op, "file", f.path, "err", f.err)
+	}
 	m.mu.Lock()
 	var logs []*Log
 	var tps []TopicPartition

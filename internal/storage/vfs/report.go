@@ -13,7 +13,7 @@ import (
 // met it (append, roll, flush, read, index, checkpoint). Errors that are
 // normal outcomes are not reported: end of file on a read, a file that does
 // not exist (remove and rename of leftovers), and a file closed under a
-// reader by retention or truncation.
+// reader by retention or truncation (see IsDiskError).
 //
 // report runs on the goroutine that met the error, possibly with the log's
 // locks held, so it must not block or call back into the log.
@@ -34,9 +34,11 @@ func (r *reportingFS) check(op, path string, err error) error {
 }
 
 // IsDiskError reports whether err means the storage failed, as opposed to
-// an expected outcome (end of file, a missing file, a closed file).
+// an expected outcome (end of file, a missing file, a closed file) or a
+// name clash the caller handles (an existing file).
 func IsDiskError(err error) bool {
-	return err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrClosed)
+	return err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, fs.ErrNotExist) &&
+		!errors.Is(err, os.ErrClosed) && !errors.Is(err, fs.ErrExist)
 }
 
 func (r *reportingFS) OpenFile(path string, flag int, perm os.FileMode) (File, error) {
