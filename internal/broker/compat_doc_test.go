@@ -91,7 +91,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DescribeLogDirs: {"every log dir (JBOD): sizes and offset lag per partition, future replicas of moves, total and usable bytes (v4); a failed dir is KAFKA_STORAGE_ERROR",
 		[]string{broker("admin_test.go"), broker("alter_replica_log_dirs_test.go"), suiteJBOD}},
-	kmsg.AlterReplicaLogDirs: {"JBOD: the replica is copied to a future log in the destination dir while it serves, then takes over (no throttle: replica.alter.log.dirs.io.max.bytes.per.second is not served); v0 is below Kafka 4's baseline (KIP-896)",
+	kmsg.AlterReplicaLogDirs: {"JBOD: the replica is copied to a future log in the destination dir while it serves (paced by replica.alter.log.dirs.io.max.bytes.per.second), then takes over; v0 is below Kafka 4's baseline (KIP-896)",
 		[]string{broker("alter_replica_log_dirs_test.go")}},
 	kmsg.CreatePartitions: {"raise a topic's partition count",
 		[]string{suiteFranz, broker("admin_test.go")}},
