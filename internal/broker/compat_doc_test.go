@@ -32,7 +32,7 @@ const (
 	suiteGroupU  = "coordinator (`internal/group`)"
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
-	suiteJBOD    = "cluster: failed log dir (`test/cluster/jbod_test.go`)"
+	suiteJBOD    = "cluster: log dirs (`test/cluster/jbod_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -90,9 +90,9 @@ var apiDocs = map[kmsg.Key]apiDoc{
 	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DescribeLogDirs: {"every log dir (JBOD): sizes and offset lag per partition, future replicas of moves, total and usable bytes (v4); a failed dir is KAFKA_STORAGE_ERROR",
-		[]string{broker("admin_test.go"), broker("alter_replica_log_dirs_test.go"), suiteJBOD}},
+		[]string{broker("admin_test.go"), broker("alter_replica_log_dirs_test.go"), broker("log_dir_failure_test.go"), suiteJBOD}},
 	kmsg.AlterReplicaLogDirs: {"JBOD: the replica is copied to a future log in the destination dir while it serves (paced by replica.alter.log.dirs.io.max.bytes.per.second), then takes over; v0 is below Kafka 4's baseline (KIP-896)",
-		[]string{broker("alter_replica_log_dirs_test.go")}},
+		[]string{broker("alter_replica_log_dirs_test.go"), suiteJBOD}},
 	kmsg.CreatePartitions: {"raise a topic's partition count",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only)",

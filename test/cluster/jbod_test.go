@@ -42,7 +42,7 @@ func TestFailedLogDirGoesOffline(t *testing.T) {
 	dirs := c.Node(victim).LogDirs()
 	healthy, failing := dirs[0], dirs[1]
 	adm := c.Admin()
-	placed := victimPlacement(t, adm, victim, topic)
+	placed := brokerPlacement(t, adm, victim, topic)
 	logf(t, "node %d placement: %s holds %v, %s holds %v", victim, healthy, placed[healthy], failing, placed[failing])
 	if len(placed[healthy]) != 3 || len(placed[failing]) != 3 {
 		t.Fatalf("node %d placed %v in %s and %v in %s, want three partitions in each (fewest partitions first)", victim, placed[healthy], healthy, placed[failing], failing)
@@ -127,6 +127,84 @@ func TestFailedLogDirGoesOffline(t *testing.T) {
 	}
 }
 
+// TestAlterReplicaLogDirsUnderLoad moves replicas between the log dirs of
+// their brokers (JBOD) with AlterReplicaLogDirs while a franz-go producer
+// (acks=all) and a consumer group run: a leader's replica and a follower's.
+// Each move completes (DescribeLogDirs shows the replica in its new dir),
+// the partitions stay fully replicated, and no acknowledged record is lost.
+func TestAlterReplicaLogDirsUnderLoad(t *testing.T) {
+	const (
+		topic      = "moving"
+		partitions = 2
+		group      = "moving-group"
+	)
+	c := StartCluster(t, WithLogDirs(2))
+	c.createTopic(topic, partitions, 3, map[string]string{"min.insync.replicas": "2", "segment.bytes": "65536"})
+	adm := c.Admin()
+	kp := startKgoProducer(t, c, "kgo", topic, partitions, 2*time.Millisecond, 200)
+	stopped := false
+	stopProducer := func() {
+		if !stopped {
+			stopped = true
+			if err := kp.Stop(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(stopProducer)
+	gc := startGroupConsumer(t, c, group, topic)
+	waitProgress(t, 30*time.Second, "records acknowledged before the moves", 500, kp)
+
+	view := c.waitFullyReplicated(topic, partitions, 30*time.Second)
+	leader := view.Partitions[0].Leader
+	follower := view.Partitions[0].Replicas[0]
+	for _, r := range view.Partitions[0].Replicas {
+		if r != leader {
+			follower = r
+		}
+	}
+	for _, broker := range []int32{leader, follower} {
+		placed := brokerPlacement(t, adm, broker, topic)
+		dirs := c.Node(broker).LogDirs()
+		src, dst := dirs[0], dirs[1]
+		if !slices.Contains(placed[src], 0) {
+			src, dst = dst, src
+		}
+		logf(t, "moving p0 on node %d (leader %d) from %s to %s", broker, leader, src, dst)
+		var req kadm.AlterReplicaLogDirsReq
+		req.Add(dst, kadm.TopicsSet{topic: {0: {}}})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		res, err := adm.AlterBrokerReplicaLogDirs(ctx, broker, req)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res[topic][0].Err; err != nil {
+			t.Fatalf("AlterReplicaLogDirs on node %d: %v", broker, err)
+		}
+		waitFor(t, 60*time.Second, fmt.Sprintf("p0 on node %d in %s", broker, dst), func() (bool, string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			described, err := adm.DescribeBrokerLogDirs(ctx, broker, kadm.TopicsSet{topic: {0: {}}})
+			if err != nil {
+				return false, err.Error()
+			}
+			p, ok := described[dst].Topics[topic][0]
+			_, stillOld := described[src].Topics[topic][0]
+			return ok && !p.IsFuture && !stillOld, fmt.Sprintf("%s: %v; %s: %v", src, described[src].Topics, dst, described[dst].Topics)
+		})
+		waitProgress(t, 30*time.Second, fmt.Sprintf("records acknowledged after the move on node %d", broker), 300, kp)
+		c.waitFullyReplicated(topic, partitions, 60*time.Second)
+	}
+	stopProducer()
+	logs := c.readAll(topic, partitions)
+	t.Logf("verification:\n%s", verifyLedgers(t, logs, kp.Ledger()))
+	waitFor(t, 60*time.Second, "the consumer group delivered every acknowledged record", func() (bool, string) {
+		n, ex := gc.missing(kp.Ledger())
+		return n == 0, fmt.Sprintf("%d acknowledged records not delivered yet, e.g. %v; consumer errors: %v", n, ex, gc.errors())
+	})
+}
+
 // createAssignedTopic creates topic with an explicit replica assignment.
 func createAssignedTopic(t *testing.T, c *Cluster, topic string, assignment [][]int32, configs map[string]string) {
 	t.Helper()
@@ -151,9 +229,9 @@ func createAssignedTopic(t *testing.T, c *Cluster, topic string, assignment [][]
 	})
 }
 
-// victimPlacement returns, per log dir of broker, the partitions of topic
+// brokerPlacement returns, per log dir of broker, the partitions of topic
 // it holds there (DescribeLogDirs).
-func victimPlacement(t *testing.T, adm *kadm.Client, broker int32, topic string) map[string][]int32 {
+func brokerPlacement(t *testing.T, adm *kadm.Client, broker int32, topic string) map[string][]int32 {
 	t.Helper()
 	var out map[string][]int32
 	waitFor(t, 30*time.Second, fmt.Sprintf("node %d describing its log dirs", broker), func() (bool, string) {
