@@ -219,7 +219,10 @@ type Node struct {
 		exited chan struct{} // closed once cmd.Wait returned
 		paused bool          // SIGSTOP sent and no SIGCONT since
 		killed bool          // the harness sent SIGKILL or SIGTERM to the current process
-		err    error         // cmd.Wait's result, valid once exited is closed
+		// exitExpected is set by ExpectExit: the test makes the process
+		// stop itself.
+		exitExpected bool
+		err          error // cmd.Wait's result, valid once exited is closed
 		// unexpected describes exits the harness did not cause (a crash,
 		// or a signal from outside the test), across restarts.
 		unexpected []string
@@ -482,6 +485,16 @@ func (n *Node) LogDirs() []string {
 	return dirs
 }
 
+// ExpectExit tells the harness that the current process will stop on its
+// own (the test made it), so its exit is not reported as a failure, and
+// returns a channel closed once it has exited.
+func (n *Node) ExpectExit() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.mu.exitExpected = true
+	return n.mu.exited
+}
+
 // FaultTriggerFile is the node's storage fault trigger (WithFaultTrigger):
 // each line names a directory whose I/O fails from then on.
 func (n *Node) FaultTriggerFile() string { return n.dataDir + "-faults" }
@@ -621,13 +634,13 @@ func (n *Node) exec() error {
 	}
 	exited := make(chan struct{})
 	n.mu.Lock()
-	n.mu.cmd, n.mu.exited, n.mu.paused, n.mu.killed = cmd, exited, false, false
+	n.mu.cmd, n.mu.exited, n.mu.paused, n.mu.killed, n.mu.exitExpected = cmd, exited, false, false, false
 	n.mu.Unlock()
 	go func() {
 		err := cmd.Wait()
 		n.mu.Lock()
 		n.mu.err = err
-		if !n.mu.killed {
+		if !n.mu.killed && !n.mu.exitExpected {
 			why := fmt.Sprintf("%s: exited on its own (%v)", time.Now().Format("15:04:05.000"), err)
 			if sig := lastShutdownSignal(n.output.String()); sig != "" {
 				why += ", after a " + sig + " the test did not send"

@@ -21,7 +21,7 @@ import (
 // hook, as root ignores permission bits), that dir goes offline, its
 // partitions' leadership and ISR membership move to the other replicas,
 // and the broker keeps running and serving the partitions of its healthy
-// dir. A franz-go producer (acks=all) and consumer group carry on
+// dir; once its other dir fails as well, it stops, as Kafka halts. A franz-go producer (acks=all) and consumer group carry on
 // throughout and no acknowledged record is lost; DescribeLogDirs reports
 // the failed dir with KAFKA_STORAGE_ERROR.
 func TestFailedLogDirGoesOffline(t *testing.T) {
@@ -112,19 +112,42 @@ func TestFailedLogDirGoesOffline(t *testing.T) {
 	if !c.Node(victim).Running() {
 		t.Fatalf("node %d stopped after losing one of its two log dirs", victim)
 	}
+	if out := c.Node(victim).Output(); !strings.Contains(out, "log dir failed") {
+		t.Errorf("node %d's output does not show the dir failure", victim)
+	}
+
+	// With its last log dir failing too, the broker stops (Kafka halts),
+	// and the others carry on without it.
+	exited := c.Node(victim).ExpectExit()
+	logf(t, "failing I/O under node %d's last log dir %s", victim, healthy)
+	if err := os.WriteFile(c.Node(victim).FaultTriggerFile(), []byte(failing+"\n"+healthy+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+		logf(t, "node %d stopped with no usable log dir left", victim)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("node %d still running 60s after its last log dir failed", victim)
+	}
+	c.waitTopic(topic, 60*time.Second, fmt.Sprintf("every partition led without node %d", victim), func(v topicView) bool {
+		for _, ps := range v.Partitions {
+			if ps.Leader < 0 || ps.Leader == victim {
+				return false
+			}
+		}
+		return true
+	}, victim)
+	waitProgress(t, 60*time.Second, "records acknowledged with node "+fmt.Sprint(victim)+" stopped", 300, kp)
 	stopProducer()
 	if acked, _ := kp.Ledger().counts(); acked == 0 {
 		t.Fatalf("%v: nothing acknowledged", kp.Ledger())
 	}
-	logs := c.readAll(topic, partitions)
+	logs := c.readAll(topic, partitions, c.responsive(victim)...)
 	t.Logf("verification (group committed %d):\n%s", committed, verifyLedgers(t, logs, kp.Ledger()))
 	waitFor(t, 60*time.Second, "the consumer group delivered every acknowledged record", func() (bool, string) {
 		n, ex := gc.missing(kp.Ledger())
 		return n == 0, fmt.Sprintf("%d acknowledged records not delivered yet, e.g. %v; consumer errors: %v", n, ex, gc.errors())
 	})
-	if out := c.Node(victim).Output(); !strings.Contains(out, "log dir failed") {
-		t.Errorf("node %d's output does not show the dir failure", victim)
-	}
 }
 
 // TestAlterReplicaLogDirsUnderLoad moves replicas between the log dirs of
