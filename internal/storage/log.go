@@ -27,7 +27,7 @@ import (
 // flushes against truncation and segment deletion; it is always taken before
 // mu, and fsync runs without mu held.
 type Log struct {
-	fs        vfs.FS // segment .log files go through it (OpenOptions.FS)
+	fs        vfs.FS // segment files (.log and indexes) go through it (OpenOptions.FS)
 	dir       string
 	topic     string
 	partition int32
