@@ -3,6 +3,7 @@ package node
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/vltava/vltava/internal/controller"
@@ -42,7 +43,8 @@ func (n *Node) storageFS() vfs.FS {
 }
 
 // handleDirFailure takes a failed log dir's partitions out of service and
-// has the next heartbeat report it. With every log dir failed, or the one
+// has the next heartbeat report it (for a dir offline since start, it is
+// called again for each assigned partition not found elsewhere). With every log dir failed, or the one
 // holding the metadata log, the broker cannot go on and halts (Kafka's
 // behaviour; its partitions' leadership then moves when its session
 // expires).
@@ -54,7 +56,9 @@ func (n *Node) handleDirFailure(dir string, tps []storage.TopicPartition, all bo
 	}
 	replicas := n.partitions.HandleDirFailure(dir, tps)
 	n.dirs.mu.Lock()
-	n.dirs.offline = append(n.dirs.offline, dir)
+	if !slices.Contains(n.dirs.offline, dir) {
+		n.dirs.offline = append(n.dirs.offline, dir)
+	}
 	n.dirs.replicas = append(n.dirs.replicas, replicas...)
 	poke := n.dirs.poke
 	n.dirs.mu.Unlock()

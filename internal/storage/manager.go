@@ -115,6 +115,7 @@ type logDir struct {
 	fs              vfs.FS      // ManagerConfig.FS, reporting errors as this dir's failure
 	offline         atomic.Bool // set once, by the first disk error
 	failure         atomic.Pointer[dirFailure]
+	offlineAtStart  bool         // could not be read at start: what it holds is unknown
 	usableBytes     atomic.Int64 // free space, refreshed in the background (placement)
 	totalBytes      atomic.Int64
 	cleanShutdown   bool
@@ -157,12 +158,26 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	m.mu.offline = make(map[TopicPartition]*logDir)
 	m.mu.preferred = make(map[TopicPartition]*logDir)
 	m.mu.moves = make(map[TopicPartition]*MoveProgress)
+	online := 0
 	for _, path := range cfg.Dirs {
 		d, err := m.openDir(path)
-		if err != nil {
+		switch {
+		case err == nil:
+			online++
+		case d != nil && vfs.IsDiskError(err) && !errors.Is(err, errPartitionInTwoDirs):
+			// A dir that cannot be read starts offline (KIP-858), as long
+			// as another one can (manager_dirs.go).
+			d.offline.Store(true)
+			d.offlineAtStart = true
+			d.failure.Store(&dirFailure{op: "open", path: path, err: err})
+			m.logger.Error("log dir unreadable at start; it stays offline", "dir", path, "err", err)
+		default:
 			return nil, fmt.Errorf("%w: log dir %s: %v", kerr.KafkaStorageError, path, err)
 		}
 		m.dirs = append(m.dirs, d)
+	}
+	if online == 0 {
+		return nil, fmt.Errorf("%w: no log dir of %v can be read", kerr.KafkaStorageError, cfg.Dirs)
 	}
 	var err error
 	if m.cleaner, err = newLogCleaner(m); err != nil {
@@ -177,36 +192,47 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	return m, nil
 }
 
+// openDir reads one log dir. A dir that fails with a disk error is
+// returned with the error, to be taken offline; the partitions it holds are
+// registered only if it opens completely.
 func (m *Manager) openDir(path string) (*logDir, error) {
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, err
-	}
 	d := &logDir{path: path}
 	d.fs = vfs.Reporting(m.cfg.FS, func(op, file string, err error) { m.reportDirFailure(d, op, file, err) })
+	d.totalBytes.Store(-1)
+	d.usableBytes.Store(-1)
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return d, err
+	}
+	// Read through the configured file system too, so a dir failing there
+	// (the fault layer of tests) is found at start as it would be later.
+	if _, err := readWholeFile(m.cfg.FS, filepath.Join(path, RecoveryPointCheckpointFile)); vfs.IsDiskError(err) {
+		return d, err
+	}
 	marker := filepath.Join(path, CleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		d.cleanShutdown = true
 		if err := os.Remove(marker); err != nil {
-			return nil, err
+			return d, err
 		}
 		if err := syncDir(path); err != nil {
-			return nil, err
+			return d, err
 		}
 	}
 	var err error
 	if d.recoveryPoints, err = ReadOffsetCheckpoint(filepath.Join(path, RecoveryPointCheckpointFile)); err != nil {
-		return nil, err
+		return d, err
 	}
 	if d.logStartOffsets, err = ReadOffsetCheckpoint(filepath.Join(path, LogStartOffsetCheckpointFile)); err != nil {
-		return nil, err
+		return d, err
 	}
 	if d.highWatermarks, err = ReadOffsetCheckpoint(filepath.Join(path, HighWatermarkCheckpointFile)); err != nil {
-		return nil, err
+		return d, err
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
-		return nil, err
+		return d, err
 	}
+	found := map[TopicPartition]bool{}
 	for _, de := range ents {
 		if !de.IsDir() {
 			continue
@@ -215,7 +241,7 @@ func (m *Manager) openDir(path string) (*logDir, error) {
 		if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, futureDirSuffix) {
 			m.logger.Info("removing log dir left by an interrupted delete", "dir", filepath.Join(path, name))
 			if err := os.RemoveAll(filepath.Join(path, name)); err != nil {
-				return nil, err
+				return d, err
 			}
 			continue
 		}
@@ -224,12 +250,18 @@ func (m *Manager) openDir(path string) (*logDir, error) {
 			continue
 		}
 		if other, dup := m.mu.existing[tp]; dup {
-			return nil, fmt.Errorf("partition %s found in both %s and %s", tp, other.path, path)
+			return nil, fmt.Errorf("%w: %s in %s and %s", errPartitionInTwoDirs, tp, other.path, path)
 		}
+		found[tp] = true
+	}
+	for tp := range found {
 		m.mu.existing[tp] = d
 	}
 	return d, nil
 }
+
+// errPartitionInTwoDirs refuses to start with two copies of one partition.
+var errPartitionInTwoDirs = errors.New("partition found in two log dirs")
 
 // Existing lists the partition directories found on disk at open that have
 // not been opened yet, sorted.
@@ -304,6 +336,12 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 		p.dir, p.isNew = m.leastLoadedDirLocked(), true
 		if pd := m.mu.preferred[tp]; pd != nil && !pd.offline.Load() {
 			p.dir = pd
+		}
+		if od := m.offlineAtStartLocked(); od != nil {
+			m.mu.offline[tp] = od
+			m.mu.Unlock()
+			m.reportUnplaceable(od, tp)
+			return nil, fmt.Errorf("%w: %s may be in log dir %s, offline since start", kerr.KafkaStorageError, tp, od.path)
 		}
 		if p.dir == nil {
 			m.mu.Unlock()

@@ -13,7 +13,40 @@ type DirFailureHandler func(dir string, partitions []TopicPartition, allOffline 
 // SetDirFailureHandler installs the handler of dir failures (the partition
 // layer, which stops serving the partitions and has the controller move
 // their leadership away).
-func (m *Manager) SetDirFailureHandler(h DirFailureHandler) { m.onDirFailure.Store(&h) }
+//
+// Dirs that could not be read at start are handed to it now.
+func (m *Manager) SetDirFailureHandler(h DirFailureHandler) {
+	m.onDirFailure.Store(&h)
+	for _, d := range m.dirs {
+		if d.offlineAtStart {
+			m.failures <- d
+		}
+	}
+}
+
+// offlineAtStartLocked returns a dir that could not be read at start, if
+// any. While there is one, a partition not found in the others may be in
+// it, so it is not created anywhere else: a replica recreated empty in
+// another dir could be elected leader while the metadata still counts it
+// in the ISR, and lose what the old one held (Kafka likewise creates no
+// existing log while a log dir is offline). It stays offline here, and the
+// controller moves it away, until the broker restarts with the dir back.
+func (m *Manager) offlineAtStartLocked() *logDir {
+	for _, d := range m.dirs {
+		if d.offlineAtStart {
+			return d
+		}
+	}
+	return nil
+}
+
+// reportUnplaceable tells the DirFailureHandler that tp, assigned here but
+// not found on an online dir, counts as in the offline dir d.
+func (m *Manager) reportUnplaceable(d *logDir, tp TopicPartition) {
+	if h := m.onDirFailure.Load(); h != nil {
+		(*h)(d.path, []TopicPartition{tp}, false)
+	}
+}
 
 // DirInfo describes one log dir for DescribeLogDirs.
 type DirInfo struct {

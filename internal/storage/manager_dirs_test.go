@@ -194,3 +194,63 @@ func TestPlacementPrefersFewestPartitionsThenFreeSpace(t *testing.T) {
 		t.Fatalf("placed in %s, want %s (fewer partitions despite less space)", second.path, d1)
 	}
 }
+
+// TestDirUnreadableAtStartStaysOffline: a dir failing I/O at start is
+// offline from the beginning (the broker starts on the others); partitions
+// found in the healthy dir open, and one found nowhere is not created
+// elsewhere (it may be in the dead dir) but reported offline. With every
+// dir failing the Manager does not open.
+func TestDirUnreadableAtStartStaysOffline(t *testing.T) {
+	good, bad := t.TempDir(), t.TempDir()
+	cfg := testConfig()
+	// A first run puts one partition in each dir.
+	m := openTestManager(t, good, bad)
+	for p := range int32(2) {
+		l, err := m.GetOrCreate(TopicPartition{Topic: "t", Partition: p}, [16]byte{1}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, simple(1, 10, 1), 0)
+	}
+	inGood := TopicPartition{Topic: "t", Partition: 0}
+	inBad := TopicPartition{Topic: "t", Partition: 1}
+	if m.DirOf(inGood) != good {
+		inGood, inBad = inBad, inGood
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	faulty := vfs.NewFaulty(vfs.OS)
+	faulty.SetFailing(bad)
+	m, err := OpenManager(ManagerConfig{Dirs: []string{good, bad}, Logger: quietLogger(), FS: faulty})
+	if err != nil {
+		t.Fatalf("opening with one dir unreadable: %v", err)
+	}
+	defer m.Close()
+	rec := &failureRecorder{}
+	m.SetDirFailureHandler(rec.handle)
+	if calls := rec.waitCalls(t, 1); calls[0].dir != bad || calls[0].all || len(calls[0].partitions) != 0 {
+		t.Fatalf("dir offline at start handled as %+v", calls[0])
+	}
+	if ds := m.Dirs(); ds[0].Offline || !ds[1].Offline {
+		t.Fatalf("dirs %+v: want %s online and %s offline", ds, good, bad)
+	}
+	if l, err := m.GetOrCreate(inGood, [16]byte{1}, cfg); err != nil || l.LogEndOffset() != 1 {
+		t.Fatalf("partition in the healthy dir: %v", err)
+	}
+	if _, err := m.GetOrCreate(inBad, [16]byte{1}, cfg); !errors.Is(err, kerr.KafkaStorageError) {
+		t.Fatalf("partition that may be in the unreadable dir: %v, want KAFKA_STORAGE_ERROR", err)
+	}
+	if calls := rec.waitCalls(t, 2); calls[1].dir != bad || !slices.Equal(calls[1].partitions, []TopicPartition{inBad}) {
+		t.Fatalf("unplaceable partition reported as %+v", calls[1])
+	}
+	if m.DirOf(inBad) != "" {
+		t.Fatalf("the partition was created in %s", m.DirOf(inBad))
+	}
+
+	faulty.SetFailing(good, bad)
+	if _, err := OpenManager(ManagerConfig{Dirs: []string{good, bad}, Logger: quietLogger(), FS: faulty}); !errors.Is(err, kerr.KafkaStorageError) {
+		t.Fatalf("opening with every dir unreadable: %v, want KAFKA_STORAGE_ERROR", err)
+	}
+}

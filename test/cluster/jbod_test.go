@@ -21,7 +21,8 @@ import (
 // hook, as root ignores permission bits), that dir goes offline, its
 // partitions' leadership and ISR membership move to the other replicas,
 // and the broker keeps running and serving the partitions of its healthy
-// dir; once its other dir fails as well, it stops, as Kafka halts. A franz-go producer (acks=all) and consumer group carry on
+// dir; once its other dir fails as well, it stops, as Kafka halts, and
+// restarted with one dir still unreadable it serves the other. A franz-go producer (acks=all) and consumer group carry on
 // throughout and no acknowledged record is lost; DescribeLogDirs reports
 // the failed dir with KAFKA_STORAGE_ERROR.
 func TestFailedLogDirGoesOffline(t *testing.T) {
@@ -138,11 +139,44 @@ func TestFailedLogDirGoesOffline(t *testing.T) {
 		return true
 	}, victim)
 	waitProgress(t, 60*time.Second, "records acknowledged with node "+fmt.Sprint(victim)+" stopped", 300, kp)
+
+	// Restarted with only the first dir readable, the broker starts with
+	// the other offline (KIP-858): it serves the first dir's partitions
+	// again and leaves the others' to their other replicas.
+	if err := os.WriteFile(c.Node(victim).FaultTriggerFile(), []byte(failing+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.Node(victim).Restart()
+	logf(t, "node %d restarted with %s still failing", victim, failing)
+	view = c.waitTopic(topic, 60*time.Second, fmt.Sprintf("node %d back in the ISR of its readable dir's partitions only", victim), func(v topicView) bool {
+		for _, p := range placed[healthy] {
+			if !slices.Contains(v.Partitions[p].ISR, victim) {
+				return false
+			}
+		}
+		for _, p := range placed[failing] {
+			if slices.Contains(v.Partitions[p].ISR, victim) || v.Partitions[p].Leader == victim {
+				return false
+			}
+		}
+		return true
+	})
+	logf(t, "after the restart: %v", view)
+	waitFor(t, 30*time.Second, "DescribeLogDirs reporting the dir offline since start", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		described, err := adm.DescribeBrokerLogDirs(ctx, victim, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return errors.Is(described[failing].Err, kerr.KafkaStorageError) && len(described[healthy].Topics[topic]) == 3, fmt.Sprint(described)
+	})
+	waitProgress(t, 45*time.Second, "records acknowledged after the restart", 300, kp)
 	stopProducer()
 	if acked, _ := kp.Ledger().counts(); acked == 0 {
 		t.Fatalf("%v: nothing acknowledged", kp.Ledger())
 	}
-	logs := c.readAll(topic, partitions, c.responsive(victim)...)
+	logs := c.readAll(topic, partitions)
 	t.Logf("verification (group committed %d):\n%s", committed, verifyLedgers(t, logs, kp.Ledger()))
 	waitFor(t, 60*time.Second, "the consumer group delivered every acknowledged record", func() (bool, string) {
 		n, ex := gc.missing(kp.Ledger())
