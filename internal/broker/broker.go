@@ -139,13 +139,14 @@ func register(key kmsg.Key, minV, maxV int16, fn handlerFunc) {
 // (itself included) before they are unfenced, and clients negotiate
 // versions first.
 var controlPlaneAPIs = map[int16]bool{
-	int16(kmsg.ApiVersions):         true,
-	int16(kmsg.BrokerRegistration):  true,
-	int16(kmsg.BrokerHeartbeat):     true,
-	int16(kmsg.AlterPartition):      true,
-	int16(kmsg.AllocateProducerIDs): true,
-	int16(kmsg.DescribeQuorum):      true,
-	int16(kmsg.Fetch):               true, // followers catch up before they are unfenced
+	int16(kmsg.ApiVersions):          true,
+	int16(kmsg.BrokerRegistration):   true,
+	int16(kmsg.BrokerHeartbeat):      true,
+	int16(kmsg.AssignReplicasToDirs): true,
+	int16(kmsg.AlterPartition):       true,
+	int16(kmsg.AllocateProducerIDs):  true,
+	int16(kmsg.DescribeQuorum):       true,
+	int16(kmsg.Fetch):                true, // followers catch up before they are unfenced
 }
 
 // controllerAPIs are the APIs a controller answers on its quorum port
@@ -157,6 +158,7 @@ var controllerAPIs = map[int16]bool{
 	int16(kmsg.ApiVersions):                true,
 	int16(kmsg.BrokerRegistration):         true,
 	int16(kmsg.BrokerHeartbeat):            true,
+	int16(kmsg.AssignReplicasToDirs):       true,
 	int16(kmsg.AlterPartition):             true,
 	int16(kmsg.AllocateProducerIDs):        true,
 	int16(kmsg.DescribeQuorum):             true,

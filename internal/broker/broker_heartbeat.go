@@ -6,7 +6,9 @@ package broker
 // unfences it once it has caught up, and drives controlled shutdown
 // (want_shut_down → leaderships moved → should_shut_down). Errors:
 // NOT_CONTROLLER on other nodes, STALE_BROKER_EPOCH for an old registration,
-// BROKER_ID_NOT_REGISTERED for an unknown broker.
+// BROKER_ID_NOT_REGISTERED for an unknown broker. v1's offline_log_dirs
+// (KIP-858) names the broker's failed log dirs; the replicas in them are
+// then moved away through AssignReplicasToDirs.
 
 import (
 	"context"
@@ -30,7 +32,7 @@ func (b *Broker) handleBrokerHeartbeat(ctx context.Context, r *server.Request) (
 	}
 	res, err := b.active.Heartbeat(ctx, controller.Heartbeat{
 		BrokerID: req.BrokerID, BrokerEpoch: req.BrokerEpoch, CurrentMetadataOffset: req.CurrentMetadataOffset,
-		WantFence: req.WantFence, WantShutDown: req.WantShutdown,
+		WantFence: req.WantFence, WantShutDown: req.WantShutdown, OfflineLogDirs: req.OfflineLogDirs,
 	})
 	if err != nil {
 		resp.ErrorCode = b.errCode(err)

@@ -33,6 +33,7 @@ const (
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
 	suiteLegacy  = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
+	suiteJBOD    = "cluster: log dirs (`test/cluster/jbod_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -59,8 +60,10 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteCtrl}},
 	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up",
 		[]string{suiteCtrl}},
-	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown",
-		[]string{suiteCtrl}},
+	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown; offline log dirs (v1, KIP-858)",
+		[]string{suiteCtrl, suiteJBOD}},
+	kmsg.AssignReplicasToDirs: {"controller API (KIP-858): sent for the replicas of a failed log dir, which the controller moves off the broker (leadership and ISR)",
+		[]string{suiteJBOD}},
 	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids",
 		[]string{suiteCtrl}},
 	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches refused until transactions land (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id, else INVALID_TXN_STATE)",
@@ -89,8 +92,10 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides; a repeated key takes its last value, as Kafka",
 		[]string{suiteFranz, broker("admin_test.go")}},
-	kmsg.DescribeLogDirs: {"sizes per partition, total and usable bytes (v4)",
-		[]string{broker("admin_test.go")}},
+	kmsg.DescribeLogDirs: {"every log dir (JBOD): sizes and offset lag per partition, future replicas of moves, total and usable bytes (v4); a failed dir is KAFKA_STORAGE_ERROR",
+		[]string{broker("admin_test.go"), broker("alter_replica_log_dirs_test.go"), broker("log_dir_failure_test.go"), suiteJBOD}},
+	kmsg.AlterReplicaLogDirs: {"JBOD: the replica is copied to a future log in the destination dir while it serves (paced by replica.alter.log.dirs.io.max.bytes.per.second), then takes over; v0 is below Kafka 4's baseline (KIP-896)",
+		[]string{broker("alter_replica_log_dirs_test.go"), suiteJBOD}},
 	kmsg.CreatePartitions: {"raise a topic's partition count",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only)",
@@ -154,7 +159,7 @@ TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
 clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
 tokens, quotas and the share-group APIs are not served either. The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
-AllocateProducerIds) are served to Vltava's own brokers.
+AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers.
 
 ## Versions Kafka 4 removed (KIP-896)
 

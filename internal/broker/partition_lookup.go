@@ -9,11 +9,15 @@ import (
 
 // hostedPartition finds the partition a data request names, with Kafka's
 // errors: UNKNOWN_TOPIC_OR_PARTITION when the topic or the partition does
-// not exist, NOT_LEADER_OR_FOLLOWER when it exists but has no replica here
-// or, with leaderOnly, is not led here.
+// not exist, KAFKA_STORAGE_ERROR when its replica here is in an offline log
+// dir (Kafka's HostedPartition.Offline), NOT_LEADER_OR_FOLLOWER when it
+// exists but has no replica here or, with leaderOnly, is not led here.
 func (b *Broker) hostedPartition(img *metadata.Image, t *metadata.TopicImage, index int32, leaderOnly bool) (*partition.Partition, error) {
 	p := b.partitions.Get(t.Name, index)
 	if p == nil {
+		if b.partitions.Offline(t.Name, index) {
+			return nil, kerr.KafkaStorageError
+		}
 		if _, exists := img.Partition(t.Name, index); exists {
 			return nil, kerr.NotLeaderForPartition
 		}

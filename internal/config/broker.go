@@ -43,6 +43,8 @@ type Broker struct {
 	LogDirs                                 []string
 	MetadataLogDir                          string // explicit, or LogDirs[0]
 	NumRecoveryThreadsPerDataDir            int32
+	NumReplicaAlterLogDirsThreads           int32 // 0: one per log dir
+	ReplicaAlterLogDirsIOMaxBytesPerSecond  int64
 	NumPartitions                           int32
 	DefaultReplicationFactor                int16
 	AutoCreateTopicsEnable                  bool
@@ -256,6 +258,8 @@ func (b *Broker) fill() error {
 	b.RequestTimeoutMs = i32("request.timeout.ms")
 
 	b.NumRecoveryThreadsPerDataDir = i32("num.recovery.threads.per.data.dir")
+	b.NumReplicaAlterLogDirsThreads = i32("num.replica.alter.log.dirs.threads")
+	b.ReplicaAlterLogDirsIOMaxBytesPerSecond = i64("replica.alter.log.dirs.io.max.bytes.per.second")
 	b.NumPartitions = i32("num.partitions")
 	b.DefaultReplicationFactor = i16("default.replication.factor")
 	b.AutoCreateTopicsEnable = boolean("auto.create.topics.enable")

@@ -113,7 +113,8 @@ var brokerDefList = []Def{
 	def("auto.create.topics.enable", Boolean, "true", "Create a topic when a client requests metadata for a topic that does not exist."),
 	def("delete.topic.enable", Boolean, "true", "Allow DeleteTopics; when false deletions are rejected."),
 	def("num.recovery.threads.per.data.dir", Int, "1", "Threads per data directory for log recovery at start-up and flushing at shutdown.", atLeast(1)),
-	def("num.replica.alter.log.dirs.threads", Int, noDefault, "Threads moving replicas between log directories (defaults to the number of directories)."),
+	def("num.replica.alter.log.dirs.threads", Int, noDefault, "Replica moves between log directories (AlterReplicaLogDirs) that copy at once; more wait (defaults to the number of directories).", atLeast(1)),
+	def("replica.alter.log.dirs.io.max.bytes.per.second", Long, "9223372036854775807", "Throttle of the copy that moves a replica between log directories, in bytes per second over all moves.", atLeast(1)),
 	def("log.segment.bytes", Int, "1073741824", "Size at which a new log segment is rolled.", atLeast(14)),
 	def("log.roll.ms", Long, noDefault, "Time after which a segment is rolled; overrides log.roll.hours."),
 	def("log.roll.hours", Int, "168", "Time in hours after which a segment is rolled.", atLeast(1)),
@@ -245,6 +246,8 @@ var dynamicBrokerKeys = map[string]bool{
 	"max.connection.creation.rate": true, "num.network.threads": true,
 	// DynamicProducerStateManagerConfig
 	"producer.id.expiration.ms": true, "transaction.partition.verification.enable": true,
+	// Quota configs (QuotaConfig.brokerQuotaConfigs)
+	"replica.alter.log.dirs.io.max.bytes.per.second": true,
 }
 
 // perBrokerOnlyKeys may be altered for a specific broker but not as a

@@ -69,6 +69,9 @@ type Heartbeat struct {
 	CurrentMetadataOffset int64
 	WantFence             bool
 	WantShutDown          bool
+	// OfflineLogDirs are the directory ids of the broker's failed log
+	// dirs (KIP-858); offline_dirs.go acts on them.
+	OfflineLogDirs [][16]byte
 }
 
 // HeartbeatResult is the controller's answer to a heartbeat.
@@ -88,6 +91,8 @@ type session struct {
 	// shutdownOffset is the offset that moved its leaderships away, once
 	// it asked to shut down (-1 before).
 	shutdownOffset int64
+	// offlineDirs is the OfflineLogDirs of the last heartbeat.
+	offlineDirs [][16]byte
 }
 
 // Active is the controller-duty runner of one controller node. Its methods
@@ -358,6 +363,7 @@ func (a *Active) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatResult, 
 		a.mu.sessions[hb.BrokerID] = s
 	}
 	s.lastContact = time.Now()
+	s.offlineDirs = hb.OfflineLogDirs
 	caughtUpOffset, shutdownOffset := s.caughtUpOffset, s.shutdownOffset
 	a.mu.Unlock()
 

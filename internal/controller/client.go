@@ -250,6 +250,7 @@ func (c *Client) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatResult, 
 	req.BrokerID, req.BrokerEpoch = hb.BrokerID, hb.BrokerEpoch
 	req.CurrentMetadataOffset = hb.CurrentMetadataOffset
 	req.WantFence, req.WantShutdown = hb.WantFence, hb.WantShutDown
+	req.OfflineLogDirs = hb.OfflineLogDirs
 	err := c.call(ctx, func() error {
 		var err error
 		res, err = c.o.Active.Heartbeat(ctx, hb)

@@ -24,6 +24,10 @@ type LifecycleOptions struct {
 	// HeartbeatInterval is broker.heartbeat.interval.ms.
 	HeartbeatInterval time.Duration
 	Logger            *slog.Logger
+	// OfflineDirs, when set, reports the broker's failed log dirs for
+	// the heartbeat and the replicas in them still to move away
+	// (lifecycle_offline_dirs.go).
+	OfflineDirs func() OfflineDirs
 }
 
 // Lifecycle is a broker's side of KIP-631's broker lifecycle (Kafka's
@@ -195,9 +199,11 @@ func (l *Lifecycle) step(ctx context.Context) time.Duration {
 		l.logger.Info("registered with the controller", "broker_epoch", res.BrokerEpoch)
 		return 0
 	}
+	offline := l.offlineDirs()
 	res, err := l.o.Client.Heartbeat(rpcCtx, Heartbeat{
 		BrokerID: l.o.Registration.BrokerID, BrokerEpoch: epoch,
 		CurrentMetadataOffset: l.o.MetadataOffset(), WantShutDown: wantShutdown,
+		OfflineLogDirs: offline.DirIDs,
 	})
 	var ke *kerr.Error
 	switch {
@@ -218,6 +224,7 @@ func (l *Lifecycle) step(ctx context.Context) time.Duration {
 		}
 		return fast
 	}
+	l.moveOfflineReplicas(rpcCtx, epoch, offline)
 	l.update(func() {
 		if l.mu.fenced != res.IsFenced {
 			l.logger.Info("broker fencing changed", "fenced", res.IsFenced)

@@ -28,6 +28,9 @@ const MetaPropertiesFile = "meta.properties"
 type MetaProperties struct {
 	ClusterID string
 	NodeID    int32
+	// DirectoryID is the log dir's directory.id (KIP-858), zero when the
+	// file has none; see EnsureDirectoryIDs.
+	DirectoryID Uuid
 }
 
 // LoadOrCreateMetaProperties reads meta.properties in each of dirs,
@@ -94,6 +97,11 @@ func ReadMetaProperties(path string) (MetaProperties, error) {
 		return MetaProperties{}, fmt.Errorf("metadata: %s: invalid node.id %q", path, props["node.id"])
 	}
 	mp.NodeID = int32(id)
+	if v, ok := props["directory.id"]; ok {
+		if mp.DirectoryID, err = ParseUuid(v); err != nil {
+			return MetaProperties{}, fmt.Errorf("metadata: %s: invalid directory.id %q", path, v)
+		}
+	}
 	return mp, nil
 }
 
@@ -101,6 +109,9 @@ func ReadMetaProperties(path string) (MetaProperties, error) {
 func WriteMetaProperties(path string, mp MetaProperties) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "#\n#Written by vltava\nversion=1\ncluster.id=%s\nnode.id=%d\n", mp.ClusterID, mp.NodeID)
+	if mp.DirectoryID != (Uuid{}) {
+		fmt.Fprintf(&b, "directory.id=%s\n", mp.DirectoryID)
+	}
 	return writeFileAtomic(path, b.Bytes())
 }
 

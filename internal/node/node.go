@@ -66,6 +66,8 @@ type Node struct {
 	clusterIDMu sync.Mutex
 	clusterID   string
 	ready       chan struct{}
+	// dirs tracks failed log dirs (dir_failure.go).
+	dirs dirFailures
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -96,6 +98,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 	n.clusterID = mp.ClusterID
+	if n.dirs.ids, err = metadata.EnsureDirectoryIDs(cfg.LogDirs); err != nil {
+		return nil, err
+	}
 
 	if n.meta, err = openQuorum(cfg, log.With("component", "metadata")); err != nil {
 		return nil, fmt.Errorf("opening metadata quorum: %w", err)
@@ -153,6 +158,10 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		CleanerBackoff:           msDuration(cfg.LogCleanerBackoffMs),
 		CleanerDedupeBufferBytes: cfg.LogCleanerDedupeBufferSize,
 		Logger:                   log.With("component", "storage"),
+		// Replica moves between log dirs (AlterReplicaLogDirs).
+		MoveThreads:        int(cfg.NumReplicaAlterLogDirsThreads),
+		MoveBytesPerSecond: cfg.ReplicaAlterLogDirsIOMaxBytesPerSecond,
+		FS:                 n.storageFS(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening log dirs: %w", err)
@@ -160,6 +169,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 
 	n.partitions = partition.NewManager(cfg.NodeID, cfg, n.store, log.With("component", "partitions"))
 	n.partitions.SetControllerClient(n.channel)
+	n.store.SetDirFailureHandler(n.handleDirFailure)
 	// Follower fetchers replicate from the leaders of the partitions this
 	// node follows, in step with the image.
 	n.replicas = replication.NewManager(replication.Options{
@@ -246,7 +256,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		MetadataOffset:    func() int64 { return n.meta.Image().Offset() },
 		HeartbeatInterval: time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond,
 		Logger:            log.With("component", "broker-lifecycle"),
+		OfflineDirs:       n.offlineDirs,
 	})
+	n.setLifecyclePoke(n.lifecycle.Poke)
 	timeout := time.Duration(cfg.InitialBrokerRegistrationTimeoutMs) * time.Millisecond
 	if timeout <= 0 {
 		timeout = time.Minute
@@ -279,7 +291,11 @@ func (n *Node) adoptClusterID(img *metadata.Image) {
 	}
 	for _, d := range n.cfg.LogDirs {
 		path := filepath.Join(d, metadata.MetaPropertiesFile)
-		if err := metadata.WriteMetaProperties(path, metadata.MetaProperties{ClusterID: id, NodeID: n.cfg.NodeID}); err != nil {
+		// The dir keeps its directory.id.
+		n.dirs.mu.Lock()
+		dirID := n.dirs.ids[d]
+		n.dirs.mu.Unlock()
+		if err := metadata.WriteMetaProperties(path, metadata.MetaProperties{ClusterID: id, NodeID: n.cfg.NodeID, DirectoryID: dirID}); err != nil {
 			n.log.Error("recording the cluster id", "path", path, "err", err)
 			return
 		}

@@ -51,6 +51,13 @@ type Manager struct {
 		offset  int64
 		changed chan struct{} // closed and replaced on every Apply
 	}
+
+	// offline are the partitions whose log dir went offline
+	// (manager_offline.go); Apply does not open them again.
+	offline struct {
+		sync.Mutex
+		tps map[storage.TopicPartition]bool
+	}
 }
 
 // NewManager returns a Manager over the logs in store.
@@ -140,6 +147,7 @@ func (m *Manager) Apply(img *metadata.Image) error {
 		return nil // an older image than one already applied
 	}
 	dynamic := m.dynamicBrokerConfig(img)
+	m.applyMoveThrottle(dynamic)
 	dynamicChanged := !maps.Equal(dynamic, m.last.dynamic)
 	seen := make(map[string]bool, img.NumTopics())
 	var errs []error
@@ -170,6 +178,9 @@ func (m *Manager) Apply(img *metadata.Image) error {
 			}
 			hosted[pi.Partition] = true
 			tp := storage.TopicPartition{Topic: t.Name, Partition: pi.Partition}
+			if m.Offline(t.Name, pi.Partition) {
+				continue
+			}
 			s := &settings{
 				topic:          topicCfg,
 				validate:       validate,

@@ -59,6 +59,10 @@ func newLogCleaner(m *Manager) (*logCleaner, error) {
 	c.mu.horizons = make(map[TopicPartition]int64)
 	c.mu.uncleanable = make(map[TopicPartition]bool)
 	for _, d := range m.dirs {
+		if d.offline.Load() {
+			c.mu.checkpoints[d] = map[TopicPartition]int64{}
+			continue
+		}
 		cp, err := ReadOffsetCheckpoint(filepath.Join(d.path, CleanerCheckpointFile))
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"github.com/vltava/vltava/internal/storage/vfs"
 	"io"
 	"log/slog"
 	"os"
@@ -38,24 +39,25 @@ const (
 
 // createCleanedSegment creates an empty segment whose files carry the
 // ".cleaned" suffix; segment.append then writes and indexes it as usual.
-func createCleanedSegment(dir string, base int64, cfg *Config, now time.Time) (*segment, error) {
+func createCleanedSegment(fs vfs.FS, dir string, base int64, cfg *Config, now time.Time) (*segment, error) {
 	removeCleanerFiles(dir, base)
-	f, err := os.OpenFile(segmentFileName(dir, base, logFileSuffix+cleanedFileSuffix), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o644)
+	f, err := fs.OpenFile(segmentFileName(dir, base, logFileSuffix+cleanedFileSuffix), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	oi, err := openOffsetIndex(segmentFileName(dir, base, indexFileSuffix+cleanedFileSuffix), base, cfg.SegmentIndexBytes, 0)
+	oi, err := openOffsetIndex(fs, segmentFileName(dir, base, indexFileSuffix+cleanedFileSuffix), base, cfg.SegmentIndexBytes, 0)
 	if oi == nil {
 		f.Close()
 		return nil, err
 	}
-	ti, err := openTimeIndex(segmentFileName(dir, base, timeIndexFileSuffix+cleanedFileSuffix), base, cfg.SegmentIndexBytes)
+	ti, err := openTimeIndex(fs, segmentFileName(dir, base, timeIndexFileSuffix+cleanedFileSuffix), base, cfg.SegmentIndexBytes)
 	if ti == nil {
 		f.Close()
 		oi.file.close()
 		return nil, err
 	}
 	s := &segment{
+		fs:                    fs,
 		dir:                   dir,
 		baseOffset:            base,
 		log:                   f,
@@ -79,14 +81,14 @@ func renameCleanerFiles(s *segment, from, to string) error {
 	if err := s.timeIndex.file.rename(segmentFileName(s.dir, s.baseOffset, timeIndexFileSuffix+to)); err != nil {
 		return err
 	}
-	return os.Rename(segmentFileName(s.dir, s.baseOffset, logFileSuffix+from), segmentFileName(s.dir, s.baseOffset, logFileSuffix+to))
+	return s.fs.Rename(segmentFileName(s.dir, s.baseOffset, logFileSuffix+from), segmentFileName(s.dir, s.baseOffset, logFileSuffix+to))
 }
 
 // cleanGroup rewrites one group of segments through f into a single cleaned
 // segment and swaps it in (Kafka's cleanSegments).
 func (l *Log) cleanGroup(group []*segment, f *cleanFilter, cfg *Config, res *CleanResult, opts CleanerOptions) (err error) {
 	base := group[0].baseOffset
-	cleaned, err := createCleanedSegment(l.dir, base, cfg, l.now())
+	cleaned, err := createCleanedSegment(l.fs, l.dir, base, cfg, l.now())
 	if err != nil {
 		return fmt.Errorf("%w: creating cleaned segment %d: %v", kerr.KafkaStorageError, base, err)
 	}

@@ -2,8 +2,11 @@ package storage
 
 import (
 	"errors"
+	"io"
 	"os"
 	"sync"
+
+	"github.com/vltava/vltava/internal/storage/vfs"
 )
 
 // indexFile is the on-disk half of a segment index (offset or time index):
@@ -22,6 +25,7 @@ import (
 // Thread-safety: mu serializes all file operations; it is never held while
 // the owning index's entry lock is held.
 type indexFile struct {
+	fs        vfs.FS // the segment's file system (vfs.Reporting in a Manager)
 	entrySize int
 	// existed reports whether the file was there when the index was
 	// opened; a segment whose index files are missing rebuilds them.
@@ -38,23 +42,23 @@ type indexFile struct {
 // openIndexFile reads an index file. A missing file is an empty index: it
 // is created by its first write, so a new partition creates no empty index
 // files.
-func openIndexFile(path string, entrySize int) (*indexFile, []byte, error) {
-	data, err := os.ReadFile(path)
+func openIndexFile(fs vfs.FS, path string, entrySize int) (*indexFile, []byte, error) {
+	data, err := readWholeFile(fs, path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
 	}
-	x := &indexFile{entrySize: entrySize, existed: err == nil}
+	x := &indexFile{fs: fs, entrySize: entrySize, existed: err == nil}
 	x.mu.path = path
 	x.mu.persisted = len(data) / entrySize
 	return x, data, nil
 }
 
 // withFileLocked opens the file, runs op on it and closes it.
-func (x *indexFile) withFileLocked(op func(f *os.File) error) error {
+func (x *indexFile) withFileLocked(op func(f vfs.File) error) error {
 	if x.mu.closed {
 		return os.ErrClosed
 	}
-	f, err := os.OpenFile(x.mu.path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := x.fs.OpenFile(x.mu.path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return err
 	}
@@ -76,7 +80,7 @@ func (x *indexFile) write(first int, encoded []byte, sync bool) error {
 		}
 		return nil
 	}
-	return x.withFileLocked(func(f *os.File) error {
+	return x.withFileLocked(func(f vfs.File) error {
 		if len(encoded) > 0 {
 			if _, err := f.WriteAt(encoded, int64(first*x.entrySize)); err != nil {
 				return err
@@ -104,7 +108,7 @@ func (x *indexFile) truncate(n int) error {
 	// Entries beyond persisted were never written; cutting to more than
 	// that would pad the file with zero entries.
 	n = min(n, x.mu.persisted)
-	return x.withFileLocked(func(f *os.File) error {
+	return x.withFileLocked(func(f vfs.File) error {
 		if err := f.Truncate(int64(n * x.entrySize)); err != nil {
 			return err
 		}
@@ -116,7 +120,7 @@ func (x *indexFile) truncate(n int) error {
 func (x *indexFile) rename(path string) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if err := os.Rename(x.mu.path, path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := x.fs.Rename(x.mu.path, path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	x.mu.path = path
@@ -128,4 +132,23 @@ func (x *indexFile) close() error {
 	defer x.mu.Unlock()
 	x.mu.closed = true
 	return nil
+}
+
+// readWholeFile reads a file through fs.
+func readWholeFile(fs vfs.FS, path string) ([]byte, error) {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, fi.Size())
+	n, err := f.ReadAt(data, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return data[:n], nil
 }

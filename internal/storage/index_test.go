@@ -1,12 +1,13 @@
 package storage
 
 import (
+	"github.com/vltava/vltava/internal/storage/vfs"
 	"path/filepath"
 	"testing"
 )
 
 func TestOffsetIndexLookup(t *testing.T) {
-	idx, err := openOffsetIndex(filepath.Join(t.TempDir(), "x.index"), 100, 1024, 1<<20)
+	idx, err := openOffsetIndex(vfs.OS, filepath.Join(t.TempDir(), "x.index"), 100, 1024, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestOffsetIndexLookup(t *testing.T) {
 
 func TestOffsetIndexPersistsAndSanityChecks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.index")
-	idx, _ := openOffsetIndex(path, 0, 1024, 1<<20)
+	idx, _ := openOffsetIndex(vfs.OS, path, 0, 1024, 1<<20)
 	idx.append(3, 100)
 	idx.append(9, 400)
 	if err := idx.flush(true); err != nil {
@@ -50,7 +51,7 @@ func TestOffsetIndexPersistsAndSanityChecks(t *testing.T) {
 		{"position beyond log", 300, true},
 	}
 	for _, tc := range tests {
-		re, err := openOffsetIndex(path, 0, 1024, tc.logSize)
+		re, err := openOffsetIndex(vfs.OS, path, 0, 1024, tc.logSize)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%s: err = %v", tc.name, err)
 		}
@@ -62,7 +63,7 @@ func TestOffsetIndexPersistsAndSanityChecks(t *testing.T) {
 }
 
 func TestTimeIndexLookup(t *testing.T) {
-	idx, err := openTimeIndex(filepath.Join(t.TempDir(), "x.timeindex"), 50, 1024)
+	idx, err := openTimeIndex(vfs.OS, filepath.Join(t.TempDir(), "x.timeindex"), 50, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}

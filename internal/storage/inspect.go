@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/vltava/vltava/internal/storage/vfs"
 )
 
 // File kinds as ParseLogFileName reports them.
@@ -48,7 +50,7 @@ func ReadOffsetIndex(path string, baseOffset, logSize int64) ([]OffsetIndexEntry
 	if logSize < 0 {
 		logSize = math.MaxInt64
 	}
-	idx, err := openOffsetIndex(path, baseOffset, math.MaxInt32, logSize)
+	idx, err := openOffsetIndex(vfs.OS, path, baseOffset, math.MaxInt32, logSize)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +71,7 @@ type TimeIndexEntry struct {
 // ReadTimeIndex decodes a .timeindex file with its load-time sanity check
 // (whole entries, increasing timestamps, non-decreasing offsets).
 func ReadTimeIndex(path string, baseOffset int64) ([]TimeIndexEntry, error) {
-	idx, err := openTimeIndex(path, baseOffset, math.MaxInt32)
+	idx, err := openTimeIndex(vfs.OS, path, baseOffset, math.MaxInt32)
 	if err != nil {
 		return nil, err
 	}

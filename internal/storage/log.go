@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/storage/vfs"
 )
 
 // Log is one partition's log (Kafka's UnifiedLog + LocalLog): an ordered list
@@ -26,6 +27,7 @@ import (
 // flushes against truncation and segment deletion; it is always taken before
 // mu, and fsync runs without mu held.
 type Log struct {
+	fs        vfs.FS // segment files (.log and indexes) go through it (OpenOptions.FS)
 	dir       string
 	topic     string
 	partition int32
@@ -47,6 +49,9 @@ type Log struct {
 	onLogStartOffsetIncremented func()
 
 	flushMu sync.Mutex
+	// rollFlushes counts the background flushes of rolled segments
+	// (log_roll_flush.go).
+	rollFlushes sync.WaitGroup
 
 	// cleanMu serializes compactions of this log (cleaner.go); it is taken
 	// before flushMu and mu.
@@ -188,7 +193,7 @@ func (l *Log) rollLocked(newBase int64) (*segment, error) {
 	} else {
 		old.onBecomeInactive()
 	}
-	seg, err := createSegment(l.dir, newBase, cfg, l.now())
+	seg, err := createSegment(l.fs, l.dir, newBase, cfg, l.now())
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +202,8 @@ func (l *Log) rollLocked(newBase int64) (*segment, error) {
 	l.setSegmentsLocked(next)
 	if replaced != nil {
 		l.scheduleDelete(replaced)
+	} else {
+		l.scheduleRollFlush(newBase)
 	}
 	if err := l.mu.producers.takeSnapshot(newBase, false); err != nil {
 		l.logger.Warn("writing producer state snapshot", "dir", l.dir, "offset", newBase, "err", err)
@@ -251,8 +258,8 @@ func (l *Log) readRegionOnce(offset int64, maxBytes int, maxOffset int64, minOne
 	}
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].baseOffset > offset }) - 1
 	for i = max(i, 0); i < len(segs); i++ {
-		f, ok := segs[i].log.(*os.File)
-		if !ok {
+		f := vfs.OSFile(segs[i].log)
+		if f == nil {
 			// A test file system: no file to send from.
 			return l.readOnce(offset, maxBytes, maxOffset, minOneBatch)
 		}

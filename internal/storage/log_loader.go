@@ -17,6 +17,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/storage/vfs"
 )
 
 // OpenOptions carries what the Manager knows about a log from its log dir's
@@ -31,6 +32,9 @@ type OpenOptions struct {
 	CleanShutdown  bool  // the log dir had a clean-shutdown marker: trust indexes
 	Logger         *slog.Logger
 	Now            func() time.Time // for tests
+	// FS is the file system of the segment files (vfs.OS when nil); the
+	// Manager passes its dir's error-reporting one.
+	FS vfs.FS
 }
 
 // Open opens the log in dir, creating it if missing, and recovers it (Kafka's
@@ -52,6 +56,9 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.FS == nil {
+		opts.FS = vfs.OS
+	}
 	if opts.Topic == "" {
 		tp, ok := parsePartitionDirName(filepath.Base(dir))
 		if !ok {
@@ -64,6 +71,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	}
 	c := cfg.normalized()
 	l := &Log{
+		fs:        opts.FS,
 		dir:       dir,
 		topic:     opts.Topic,
 		partition: opts.Partition,
@@ -105,7 +113,7 @@ func (l *Log) load(opts OpenOptions) error {
 	cfg := l.cfg.Load()
 	var segs []*segment
 	for i, base := range bases {
-		s, indexesOK, err := openSegment(l.dir, base, cfg, l.now())
+		s, indexesOK, err := openSegment(l.fs, l.dir, base, cfg, l.now())
 		if err != nil {
 			return err
 		}
@@ -146,7 +154,7 @@ func (l *Log) load(opts OpenOptions) error {
 		break
 	}
 	if len(segs) == 0 {
-		s, err := createSegment(l.dir, max(opts.LogStartOffset, 0), cfg, l.now())
+		s, err := createSegment(l.fs, l.dir, max(opts.LogStartOffset, 0), cfg, l.now())
 		if err != nil {
 			return err
 		}

@@ -246,7 +246,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 			return err
 		}
 	}
-	seg, err := createSegment(l.dir, offset, l.cfg.Load(), l.now())
+	seg, err := createSegment(l.fs, l.dir, offset, l.cfg.Load(), l.now())
 	if err != nil {
 		return err
 	}

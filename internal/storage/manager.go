@@ -10,9 +10,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/storage/vfs"
 )
 
 // ManagerConfig configures a Manager (Kafka's LogManager settings).
@@ -28,6 +31,15 @@ type ManagerConfig struct {
 	CleanerDisabled          bool          // log.cleaner.enable=false
 	CleanerBackoff           time.Duration // log.cleaner.backoff.ms (15000)
 	CleanerDedupeBufferBytes int64         // log.cleaner.dedupe.buffer.size (128 MiB)
+
+	// Replica moves between log dirs (manager_move.go).
+	MoveThreads        int   // num.replica.alter.log.dirs.threads (0: one per dir)
+	MoveBytesPerSecond int64 // replica.alter.log.dirs.io.max.bytes.per.second (<= 0: unthrottled)
+
+	// FS is the file system of the segment files (vfs.OS when nil; the
+	// fault-injecting vfs.Faulty in tests). Each dir wraps it so that a
+	// disk error takes that dir offline (manager_dirs.go).
+	FS vfs.FS
 }
 
 // Manager owns the logs in a set of log dirs (Kafka's LogManager): it reads
@@ -55,13 +67,32 @@ type Manager struct {
 	wg           sync.WaitGroup
 	startOnce    sync.Once
 
+	// failures carries each dir that went offline to the failure handler
+	// (manager_dirs.go); onDirFailure is told once its logs are closed.
+	failures     chan *logDir
+	onDirFailure atomic.Pointer[DirFailureHandler]
+
+	// moveSlots bounds the moves copying at once; moveThrottle paces
+	// their copying (manager_move.go).
+	moveSlots    chan struct{}
+	moveThrottle *throttle
+
 	mu struct {
 		sync.Mutex
 		logs     map[TopicPartition]*Log
 		dirOf    map[TopicPartition]*logDir
 		existing map[TopicPartition]*logDir // on disk, not yet opened
 		opening  map[TopicPartition]*pendingChange
-		closed   bool
+		// offline are the partitions of offline dirs: they are not opened
+		// or created again (in any dir) until the broker restarts, as
+		// Kafka's offline partitions.
+		offline map[TopicPartition]*logDir
+		// preferred are the dirs AlterReplicaLogDirs chose for partitions
+		// not hosted yet (manager_move.go).
+		preferred map[TopicPartition]*logDir
+		// moves are the logs being moved to another dir.
+		moves  map[TopicPartition]*MoveProgress
+		closed bool
 	}
 }
 
@@ -81,6 +112,12 @@ type pendingChange struct {
 // logDir is one entry of log.dirs with what was read from it at start.
 type logDir struct {
 	path            string
+	fs              vfs.FS      // ManagerConfig.FS, reporting errors as this dir's failure
+	offline         atomic.Bool // set once, by the first disk error
+	failure         atomic.Pointer[dirFailure]
+	offlineAtStart  bool         // could not be read at start: what it holds is unknown
+	usableBytes     atomic.Int64 // free space, refreshed in the background (placement)
+	totalBytes      atomic.Int64
 	cleanShutdown   bool
 	recoveryPoints  map[TopicPartition]int64
 	logStartOffsets map[TopicPartition]int64
@@ -106,63 +143,105 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = time.Minute
 	}
-	m := &Manager{logger: cfg.Logger, cfg: cfg, stop: make(chan struct{})}
+	if cfg.FS == nil {
+		cfg.FS = vfs.OS
+	}
+	if cfg.MoveThreads <= 0 {
+		cfg.MoveThreads = len(cfg.Dirs)
+	}
+	m := &Manager{logger: cfg.Logger, cfg: cfg, stop: make(chan struct{}), failures: make(chan *logDir, len(cfg.Dirs)),
+		moveSlots: make(chan struct{}, cfg.MoveThreads), moveThrottle: newThrottle(cfg.MoveBytesPerSecond)}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.dirOf = make(map[TopicPartition]*logDir)
 	m.mu.existing = make(map[TopicPartition]*logDir)
 	m.mu.opening = make(map[TopicPartition]*pendingChange)
+	m.mu.offline = make(map[TopicPartition]*logDir)
+	m.mu.preferred = make(map[TopicPartition]*logDir)
+	m.mu.moves = make(map[TopicPartition]*MoveProgress)
+	online := 0
 	for _, path := range cfg.Dirs {
 		d, err := m.openDir(path)
-		if err != nil {
+		switch {
+		case err == nil:
+			online++
+		case d != nil && vfs.IsDiskError(err) && !errors.Is(err, errPartitionInTwoDirs):
+			// A dir that cannot be read starts offline (KIP-858), as long
+			// as another one can (manager_dirs.go).
+			d.offline.Store(true)
+			d.offlineAtStart = true
+			d.failure.Store(&dirFailure{op: "open", path: path, err: err})
+			m.logger.Error("log dir unreadable at start; it stays offline", "dir", path, "err", err)
+		default:
 			return nil, fmt.Errorf("%w: log dir %s: %v", kerr.KafkaStorageError, path, err)
 		}
 		m.dirs = append(m.dirs, d)
+	}
+	if online == 0 {
+		return nil, fmt.Errorf("%w: no log dir of %v can be read", kerr.KafkaStorageError, cfg.Dirs)
 	}
 	var err error
 	if m.cleaner, err = newLogCleaner(m); err != nil {
 		return nil, fmt.Errorf("%w: reading cleaner checkpoints: %v", kerr.KafkaStorageError, err)
 	}
+	m.refreshDirSpace()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.handleDirFailures()
+	}()
 	return m, nil
 }
 
+// openDir reads one log dir. A dir that fails with a disk error is
+// returned with the error, to be taken offline; the partitions it holds are
+// registered only if it opens completely.
 func (m *Manager) openDir(path string) (*logDir, error) {
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, err
-	}
 	d := &logDir{path: path}
+	d.fs = vfs.Reporting(m.cfg.FS, func(op, file string, err error) { m.reportDirFailure(d, op, file, err) })
+	d.totalBytes.Store(-1)
+	d.usableBytes.Store(-1)
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return d, err
+	}
+	// Read through the configured file system too, so a dir failing there
+	// (the fault layer of tests) is found at start as it would be later.
+	if _, err := readWholeFile(m.cfg.FS, filepath.Join(path, RecoveryPointCheckpointFile)); vfs.IsDiskError(err) {
+		return d, err
+	}
 	marker := filepath.Join(path, CleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		d.cleanShutdown = true
 		if err := os.Remove(marker); err != nil {
-			return nil, err
+			return d, err
 		}
 		if err := syncDir(path); err != nil {
-			return nil, err
+			return d, err
 		}
 	}
 	var err error
 	if d.recoveryPoints, err = ReadOffsetCheckpoint(filepath.Join(path, RecoveryPointCheckpointFile)); err != nil {
-		return nil, err
+		return d, err
 	}
 	if d.logStartOffsets, err = ReadOffsetCheckpoint(filepath.Join(path, LogStartOffsetCheckpointFile)); err != nil {
-		return nil, err
+		return d, err
 	}
 	if d.highWatermarks, err = ReadOffsetCheckpoint(filepath.Join(path, HighWatermarkCheckpointFile)); err != nil {
-		return nil, err
+		return d, err
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
-		return nil, err
+		return d, err
 	}
+	found := map[TopicPartition]bool{}
 	for _, de := range ents {
 		if !de.IsDir() {
 			continue
 		}
 		name := de.Name()
-		if strings.HasSuffix(name, "-delete") {
+		if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, futureDirSuffix) {
 			m.logger.Info("removing log dir left by an interrupted delete", "dir", filepath.Join(path, name))
 			if err := os.RemoveAll(filepath.Join(path, name)); err != nil {
-				return nil, err
+				return d, err
 			}
 			continue
 		}
@@ -171,12 +250,18 @@ func (m *Manager) openDir(path string) (*logDir, error) {
 			continue
 		}
 		if other, dup := m.mu.existing[tp]; dup {
-			return nil, fmt.Errorf("partition %s found in both %s and %s", tp, other.path, path)
+			return nil, fmt.Errorf("%w: %s in %s and %s", errPartitionInTwoDirs, tp, other.path, path)
 		}
+		found[tp] = true
+	}
+	for tp := range found {
 		m.mu.existing[tp] = d
 	}
 	return d, nil
 }
+
+// errPartitionInTwoDirs refuses to start with two copies of one partition.
+var errPartitionInTwoDirs = errors.New("partition found in two log dirs")
 
 // Existing lists the partition directories found on disk at open that have
 // not been opened yet, sorted.
@@ -222,6 +307,10 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 			m.mu.Unlock()
 			return nil, errManagerClosed
 		}
+		if d := m.mu.offline[tp]; d != nil {
+			m.mu.Unlock()
+			return nil, fmt.Errorf("%w: %s is in offline log dir %s", kerr.KafkaStorageError, tp, d.path)
+		}
 		if l := m.mu.logs[tp]; l != nil {
 			m.mu.Unlock()
 			if topicID != [16]byte{} && l.TopicID() != [16]byte{} && l.TopicID() != topicID {
@@ -245,6 +334,19 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	p := &pendingChange{dir: m.mu.existing[tp], done: make(chan struct{})}
 	if p.dir == nil {
 		p.dir, p.isNew = m.leastLoadedDirLocked(), true
+		if pd := m.mu.preferred[tp]; pd != nil && !pd.offline.Load() {
+			p.dir = pd
+		}
+		if od := m.offlineAtStartLocked(); od != nil {
+			m.mu.offline[tp] = od
+			m.mu.Unlock()
+			m.reportUnplaceable(od, tp)
+			return nil, fmt.Errorf("%w: %s may be in log dir %s, offline since start", kerr.KafkaStorageError, tp, od.path)
+		}
+		if p.dir == nil {
+			m.mu.Unlock()
+			return nil, fmt.Errorf("%w: every log dir is offline", kerr.KafkaStorageError)
+		}
 	}
 	m.mu.opening[tp] = p
 	m.mu.Unlock()
@@ -253,8 +355,18 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 
 	m.mu.Lock()
 	shuttingDown := m.mu.closed
-	if err == nil && !shuttingDown {
+	if err == nil && p.dir.offline.Load() {
+		// The dir failed while the log was opening: the failure handler
+		// did not see it, so it is closed here and stays offline.
+		m.mu.offline[tp] = p.dir
 		delete(m.mu.existing, tp)
+		m.mu.Unlock()
+		l.closeHandlers()
+		l, err = nil, fmt.Errorf("%w: log dir %s went offline while %s was opening", kerr.KafkaStorageError, p.dir.path, tp)
+		m.mu.Lock()
+	} else if err == nil && !shuttingDown {
+		delete(m.mu.existing, tp)
+		delete(m.mu.preferred, tp)
 		m.mu.logs[tp] = l
 		m.mu.dirOf[tp] = p.dir
 	}
@@ -293,16 +405,22 @@ func (m *Manager) openLog(tp TopicPartition, d *logDir, topicID [16]byte, cfg Co
 		HighWatermark:  d.highWatermarks[tp],
 		CleanShutdown:  d.cleanShutdown,
 		Logger:         m.logger,
+		FS:             d.fs,
 	})
 	if err != nil {
 		return nil, err
 	}
+	m.watchLogStart(l, d)
+	return l, nil
+}
+
+// watchLogStart checkpoints d when l's log start offset moves (DeleteRecords).
+func (m *Manager) watchLogStart(l *Log, d *logDir) {
 	l.onLogStartOffsetIncremented = func() {
 		if err := m.writeCheckpoints(d); err != nil {
 			m.logger.Error("writing checkpoints after log start offset change", "dir", d.path, "err", err)
 		}
 	}
-	return l, nil
 }
 
 // OpenRequest names one log for OpenAll, with the arguments GetOrCreate
@@ -365,10 +483,17 @@ func (m *Manager) OpenAll(reqs []OpenRequest, parallelism int) (map[TopicPartiti
 	return logs, errors.Join(errs...)
 }
 
-// leastLoadedDirLocked picks the log dir for a new partition: the one with
-// the fewest partitions, counting those on disk, open and being created.
+// leastLoadedDirLocked picks the log dir for a new partition among the
+// online ones (nil if none): the one with the fewest partitions, counting
+// those on disk, open and being created (Kafka's LogManager rule), and
+// among those with the fewest, the one with the most usable bytes (as last
+// measured by refreshDirSpace), so that dirs on disks of different sizes
+// or fill levels are not filled at the same pace once counts are even.
 func (m *Manager) leastLoadedDirLocked() *logDir {
 	if len(m.dirs) == 1 {
+		if m.dirs[0].offline.Load() {
+			return nil
+		}
 		return m.dirs[0]
 	}
 	count := make(map[*logDir]int, len(m.dirs))
@@ -383,9 +508,12 @@ func (m *Manager) leastLoadedDirLocked() *logDir {
 			count[p.dir]++
 		}
 	}
-	best := m.dirs[0]
-	for _, d := range m.dirs[1:] {
-		if count[d] < count[best] {
+	var best *logDir
+	for _, d := range m.dirs {
+		switch {
+		case d.offline.Load():
+		case best == nil, count[d] < count[best],
+			count[d] == count[best] && d.usableBytes.Load() > best.usableBytes.Load():
 			best = d
 		}
 	}
@@ -476,6 +604,7 @@ func (m *Manager) Start() {
 	m.startOnce.Do(func() {
 		m.every(m.cfg.RetentionCheckInterval, m.runRetention)
 		m.every(m.cfg.FlushCheckInterval, m.runFlush)
+		m.every(m.cfg.FlushCheckInterval, m.refreshDirSpace)
 		m.every(m.cfg.CheckpointInterval, func() {
 			if err := m.CheckpointAll(); err != nil {
 				m.logger.Error("writing checkpoints", "err", err)
@@ -512,6 +641,7 @@ func (m *Manager) runRetention() {
 	for tp, l := range m.Logs() {
 		if _, err := l.EnforceRetention(); err != nil && !errors.Is(err, errLogClosed) {
 			m.logger.Error("enforcing retention", "partition", tp.String(), "err", err)
+			m.failDirOf(tp, "retention", err)
 		}
 		l.RemoveExpiredProducers()
 	}
@@ -521,6 +651,7 @@ func (m *Manager) runFlush() {
 	for tp, l := range m.Logs() {
 		if err := l.FlushIfDue(); err != nil && !errors.Is(err, errLogClosed) {
 			m.logger.Error("flushing log", "partition", tp.String(), "err", err)
+			m.failDirOf(tp, "flush", err)
 		}
 	}
 }
@@ -530,6 +661,9 @@ func (m *Manager) runFlush() {
 func (m *Manager) CheckpointAll() error {
 	var errs []error
 	for _, d := range m.dirs {
+		if d.offline.Load() {
+			continue
+		}
 		if err := m.writeCheckpoints(d); err != nil {
 			errs = append(errs, err)
 		}
@@ -539,7 +673,15 @@ func (m *Manager) CheckpointAll() error {
 
 // writeCheckpoints writes d's three checkpoints. Partitions on disk that are
 // not open keep the values read at start so their recovery is not widened.
-func (m *Manager) writeCheckpoints(d *logDir) error {
+func (m *Manager) writeCheckpoints(d *logDir) (err error) {
+	if d.offline.Load() {
+		return fmt.Errorf("%w: log dir %s is offline", kerr.KafkaStorageError, d.path)
+	}
+	defer func() {
+		if vfs.IsDiskError(err) {
+			m.reportDirFailure(d, "checkpoint", d.path, err)
+		}
+	}()
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
 	rp, lso, hw := map[TopicPartition]int64{}, map[TopicPartition]int64{}, map[TopicPartition]int64{}
@@ -600,6 +742,9 @@ func (m *Manager) Close() error {
 	}
 	close(m.stop)
 	m.wg.Wait()
+	for _, l := range logs {
+		l.WaitRollFlushes()
+	}
 	var errs []error
 	for tp, l := range logs {
 		if err := l.Close(); err != nil {
@@ -613,6 +758,9 @@ func (m *Manager) Close() error {
 		return errors.Join(errs...)
 	}
 	for _, d := range m.dirs {
+		if d.offline.Load() {
+			continue
+		}
 		if err := writeFileAtomically(filepath.Join(d.path, CleanShutdownFile), nil); err != nil {
 			errs = append(errs, err)
 		}

@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/vltava/vltava/internal/storage/vfs"
 	"sort"
 	"sync"
 )
@@ -39,8 +40,8 @@ type offsetIndexEntry struct {
 // openOffsetIndex opens (creating if missing) the index at path and loads its
 // entries. A file that fails the sanity check yields errCorruptIndex together
 // with a usable, empty index the caller is expected to rebuild.
-func openOffsetIndex(path string, baseOffset int64, maxIndexBytes int32, logSize int64) (*offsetIndex, error) {
-	file, data, err := openIndexFile(path, offsetIndexEntrySize)
+func openOffsetIndex(fs vfs.FS, path string, baseOffset int64, maxIndexBytes int32, logSize int64) (*offsetIndex, error) {
+	file, data, err := openIndexFile(fs, path, offsetIndexEntrySize)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/storage/vfs"
 )
 
 // File name suffixes of a segment.
@@ -39,18 +40,10 @@ func parseOffsetFileName(name, suffix string) (int64, bool) {
 	return off, err == nil && off >= 0
 }
 
-// segmentFile is what a segment needs of its .log file. *os.File is the
-// only production implementation; the interface is the seam through which
-// tests inject write failures to prove a failed append never leaves a
-// partial batch behind.
-type segmentFile interface {
-	io.ReaderAt
-	io.WriterAt
-	Truncate(size int64) error
-	Sync() error
-	Stat() (os.FileInfo, error)
-	Close() error
-}
+// segmentFile is what a segment needs of its .log file: a vfs.File, opened
+// through the log's vfs.FS (the OS, wrapped to report disk errors to the
+// Manager; a fault-injecting one in tests).
+type segmentFile = vfs.File
 
 // segment is one log segment (Kafka's LogSegment): the batches from
 // baseOffset up to the next segment's base offset, in <base>.log, with its
@@ -65,6 +58,7 @@ type segmentFile interface {
 // bytes are written, so readers never see a partial batch, and the indexes and
 // maxTs have their own locks.
 type segment struct {
+	fs           vfs.FS // the .log file's file system
 	dir          string
 	baseOffset   int64
 	log          segmentFile
@@ -89,24 +83,24 @@ type segment struct {
 }
 
 // createSegment creates a fresh, empty segment, replacing any leftovers.
-func createSegment(dir string, baseOffset int64, cfg *Config, now time.Time) (*segment, error) {
+func createSegment(fs vfs.FS, dir string, baseOffset int64, cfg *Config, now time.Time) (*segment, error) {
 	for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {
-		if err := os.Remove(segmentFileName(dir, baseOffset, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := fs.Remove(segmentFileName(dir, baseOffset, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 	}
-	s, _, err := openSegment(dir, baseOffset, cfg, now)
+	s, _, err := openSegment(fs, dir, baseOffset, cfg, now)
 	return s, err
 }
 
 // openSegment opens the files of a segment. indexesOK is false when an index
 // was missing or failed its sanity check; the caller must then rebuild them
 // with recover.
-func openSegment(dir string, baseOffset int64, cfg *Config, now time.Time) (s *segment, indexesOK bool, err error) {
+func openSegment(fs vfs.FS, dir string, baseOffset int64, cfg *Config, now time.Time) (s *segment, indexesOK bool, err error) {
 	logPath := segmentFileName(dir, baseOffset, logFileSuffix)
 	indexesOK = true
 
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := fs.OpenFile(logPath, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, false, err
 	}
@@ -116,6 +110,7 @@ func openSegment(dir string, baseOffset int64, cfg *Config, now time.Time) (s *s
 		return nil, false, err
 	}
 	s = &segment{
+		fs:                    fs,
 		dir:                   dir,
 		baseOffset:            baseOffset,
 		log:                   f,
@@ -127,7 +122,7 @@ func openSegment(dir string, baseOffset int64, cfg *Config, now time.Time) (s *s
 	s.size.Store(fi.Size())
 	s.maxTs.timestamp, s.maxTs.offset = -1, baseOffset
 
-	oi, err := openOffsetIndex(segmentFileName(dir, baseOffset, indexFileSuffix), baseOffset, cfg.SegmentIndexBytes, fi.Size())
+	oi, err := openOffsetIndex(fs, segmentFileName(dir, baseOffset, indexFileSuffix), baseOffset, cfg.SegmentIndexBytes, fi.Size())
 	if oi == nil {
 		f.Close()
 		return nil, false, err
@@ -135,7 +130,7 @@ func openSegment(dir string, baseOffset int64, cfg *Config, now time.Time) (s *s
 	if err != nil {
 		indexesOK = false
 	}
-	ti, err := openTimeIndex(segmentFileName(dir, baseOffset, timeIndexFileSuffix), baseOffset, cfg.SegmentIndexBytes)
+	ti, err := openTimeIndex(fs, segmentFileName(dir, baseOffset, timeIndexFileSuffix), baseOffset, cfg.SegmentIndexBytes)
 	if ti == nil {
 		f.Close()
 		oi.file.close()
@@ -576,7 +571,7 @@ func (s *segment) closeNoFlush() {
 // renameForDeletion appends ".deleted" to all files, as Kafka does before
 // the delayed physical delete; open handles keep working for readers.
 func (s *segment) renameForDeletion() error {
-	if err := os.Rename(segmentFileName(s.dir, s.baseOffset, logFileSuffix), segmentFileName(s.dir, s.baseOffset, logFileSuffix+deletedFileSuffix)); err != nil {
+	if err := s.fs.Rename(segmentFileName(s.dir, s.baseOffset, logFileSuffix), segmentFileName(s.dir, s.baseOffset, logFileSuffix+deletedFileSuffix)); err != nil {
 		return err
 	}
 	if err := s.offsetIndex.file.rename(segmentFileName(s.dir, s.baseOffset, indexFileSuffix+deletedFileSuffix)); err != nil {
@@ -592,7 +587,7 @@ func (s *segment) removeFiles() error {
 	var err error
 	// Only the .deleted names: a new segment may already reuse the base name.
 	for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {
-		if e := os.Remove(segmentFileName(s.dir, s.baseOffset, suf+deletedFileSuffix)); e != nil && !errors.Is(e, os.ErrNotExist) && err == nil {
+		if e := s.fs.Remove(segmentFileName(s.dir, s.baseOffset, suf+deletedFileSuffix)); e != nil && !errors.Is(e, os.ErrNotExist) && err == nil {
 			err = e
 		}
 	}

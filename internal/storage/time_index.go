@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/vltava/vltava/internal/storage/vfs"
 	"sort"
 	"sync"
 )
@@ -36,8 +37,8 @@ type timeIndexEntry struct {
 	relOffset uint32
 }
 
-func openTimeIndex(path string, baseOffset int64, maxIndexBytes int32) (*timeIndex, error) {
-	file, data, err := openIndexFile(path, timeIndexEntrySize)
+func openTimeIndex(fs vfs.FS, path string, baseOffset int64, maxIndexBytes int32) (*timeIndex, error) {
+	file, data, err := openIndexFile(fs, path, timeIndexEntrySize)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,8 @@
 // Package cluster is Vltava's cluster robustness suite: it starts several
 // nodes of the binary built from ./cmd/vltava (each a broker and a Raft
 // controller voter, as Kafka's combined KRaft mode) on one machine, then
-// kills, pauses, partitions and reassigns them under load from real clients
+// kills, pauses, partitions and reassigns them, and fails one of a node's log
+// dirs (through the storage fault test hook), under load from real clients
 // (franz-go and librdkafka) and checks Kafka's replication guarantees on the
 // data itself: no acknowledged acks=all record is lost, duplicated or
 // reordered, leaders and controllers fail over, ISRs shrink and expand.

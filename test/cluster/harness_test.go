@@ -160,6 +160,10 @@ type clusterOptions struct {
 	overrides  [][2]string
 	topo       topology
 	brokerOnly []int32
+	// logDirs is the number of log dirs per node (Node.LogDirs).
+	logDirs int
+	// faultTrigger sets the storage fault test hook (Node.FaultTriggerFile).
+	faultTrigger bool
 }
 
 // Option configures StartCluster.
@@ -179,6 +183,13 @@ func WithBrokerOnly(ids ...int32) Option {
 func WithOverride(key, value string) Option {
 	return func(o *clusterOptions) { o.overrides = append(o.overrides, [2]string{key, value}) }
 }
+
+// WithLogDirs gives every node n log dirs (JBOD), see Node.LogDirs.
+func WithLogDirs(n int) Option { return func(o *clusterOptions) { o.logDirs = n } }
+
+// WithFaultTrigger enables the storage fault-injection test hook on every
+// node: I/O under the dirs listed in Node.FaultTriggerFile fails.
+func WithFaultTrigger() Option { return func(o *clusterOptions) { o.faultTrigger = true } }
 
 // withTopology replaces the loopback topology (the netns test uses it).
 func withTopology(tp topology) Option { return func(o *clusterOptions) { o.topo = tp } }
@@ -208,7 +219,10 @@ type Node struct {
 		exited chan struct{} // closed once cmd.Wait returned
 		paused bool          // SIGSTOP sent and no SIGCONT since
 		killed bool          // the harness sent SIGKILL or SIGTERM to the current process
-		err    error         // cmd.Wait's result, valid once exited is closed
+		// exitExpected is set by ExpectExit: the test makes the process
+		// stop itself.
+		exitExpected bool
+		err          error // cmd.Wait's result, valid once exited is closed
 		// unexpected describes exits the harness did not cause (a crash,
 		// or a signal from outside the test), across restarts.
 		unexpected []string
@@ -411,7 +425,7 @@ func (c *Cluster) args(n *Node) []string {
 		{"inter.broker.listener.name", "PLAINTEXT"},
 		{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"},
 		{"controller.quorum.voters", strings.Join(voters, ",")},
-		{"log.dirs", n.dataDir},
+		{"log.dirs", strings.Join(n.LogDirs(), ",")},
 	}
 	kv = append(kv, baseOverrides...)
 	kv = append(kv, c.opts.overrides...)
@@ -460,6 +474,30 @@ func (c *Cluster) cleanup() {
 
 // DataDir is the node's log.dirs, kept across restarts.
 func (n *Node) DataDir() string { return n.dataDir }
+
+// LogDirs are the node's log dirs: its data dir, then one sibling per
+// extra dir of WithLogDirs. The first also holds the metadata log.
+func (n *Node) LogDirs() []string {
+	dirs := []string{n.dataDir}
+	for i := 2; i <= n.c.opts.logDirs; i++ {
+		dirs = append(dirs, fmt.Sprintf("%s-dir%d", n.dataDir, i))
+	}
+	return dirs
+}
+
+// ExpectExit tells the harness that the current process will stop on its
+// own (the test made it), so its exit is not reported as a failure, and
+// returns a channel closed once it has exited.
+func (n *Node) ExpectExit() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.mu.exitExpected = true
+	return n.mu.exited
+}
+
+// FaultTriggerFile is the node's storage fault trigger (WithFaultTrigger):
+// each line names a directory whose I/O fails from then on.
+func (n *Node) FaultTriggerFile() string { return n.dataDir + "-faults" }
 
 // Addr is the node's Kafka address.
 func (n *Node) Addr() string { return n.c.topo.brokerAddr(n.ID) }
@@ -584,6 +622,9 @@ func (n *Node) signal(sig syscall.Signal, paused bool) {
 // exec starts the process without waiting for readiness.
 func (n *Node) exec() error {
 	cmd := n.c.topo.command(n.ID, n.c.bin, n.c.args(n))
+	if n.c.opts.faultTrigger {
+		cmd.Env = append(os.Environ(), "VLTAVA_TEST_FAULT_TRIGGER_FILE="+n.FaultTriggerFile())
+	}
 	cmd.Stdout = n.output
 	cmd.Stderr = n.output
 	cmd.SysProcAttr = nodeProcAttr()
@@ -593,13 +634,13 @@ func (n *Node) exec() error {
 	}
 	exited := make(chan struct{})
 	n.mu.Lock()
-	n.mu.cmd, n.mu.exited, n.mu.paused, n.mu.killed = cmd, exited, false, false
+	n.mu.cmd, n.mu.exited, n.mu.paused, n.mu.killed, n.mu.exitExpected = cmd, exited, false, false, false
 	n.mu.Unlock()
 	go func() {
 		err := cmd.Wait()
 		n.mu.Lock()
 		n.mu.err = err
-		if !n.mu.killed {
+		if !n.mu.killed && !n.mu.exitExpected {
 			why := fmt.Sprintf("%s: exited on its own (%v)", time.Now().Format("15:04:05.000"), err)
 			if sig := lastShutdownSignal(n.output.String()); sig != "" {
 				why += ", after a " + sig + " the test did not send"
