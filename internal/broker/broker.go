@@ -80,12 +80,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Quorum is the metadata quorum as DescribeQuorum reports it;
-// *metadata.RaftLog implements it.
+// Quorum is the metadata quorum as DescribeQuorum reports it, and the
+// leader's way to hurry a commit to the followers (PublishCommit, before
+// waiting for every broker to apply an admin change); *metadata.RaftLog
+// implements it.
 type Quorum interface {
 	QuorumState() (metadata.QuorumState, error)
 	IsLeader() bool
 	LeaderID() (int32, bool)
+	PublishCommit()
 }
 
 // New assembles a Broker.
