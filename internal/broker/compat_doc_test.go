@@ -32,6 +32,7 @@ const (
 	suiteGroupU  = "coordinator (`internal/group`)"
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
+	suiteVisible = "kcat against every node of a three-node cluster (`test/cluster/visibility_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -54,18 +55,18 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteCtrl}},
 	kmsg.DescribeQuorum: {"KIP-595/836 on the quorum leader (brokers forward); offsets are raft log indexes",
 		[]string{suiteCtrl}},
-	kmsg.AlterPartition: {"controller API: ISR changes from partition leaders, Kafka's validation codes",
-		[]string{suiteCtrl}},
-	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up",
-		[]string{suiteCtrl}},
-	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown",
-		[]string{suiteCtrl}},
-	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids",
-		[]string{suiteCtrl}},
+	kmsg.AlterPartition: {"controller API: ISR changes from partition leaders, Kafka's validation codes; inter-broker listener only",
+		[]string{suiteCtrl, broker("listener_scope_test.go")}},
+	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up; inter-broker listener only",
+		[]string{suiteCtrl, broker("listener_scope_test.go")}},
+	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown, applied metadata offset; inter-broker listener only",
+		[]string{suiteCtrl, broker("listener_scope_test.go")}},
+	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids; inter-broker listener only",
+		[]string{suiteCtrl, broker("listener_scope_test.go")}},
 	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 are answered UNSUPPORTED_VERSION (KIP-896, as Kafka 4); acks 0/1/-1; topic recompression; zstd needs v7+; transactional produce refused",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("produce_test.go")}},
-	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+)",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("fetch_test.go"), broker("fetch_session_test.go")}},
+	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); replica fetches on the inter-broker listener only (elsewhere TOPIC_AUTHORIZATION_FAILED)",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("fetch_test.go"), broker("fetch_session_test.go"), broker("listener_scope_test.go")}},
 	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("list_offsets_test.go")}},
 	kmsg.Metadata: {"auto-creation, topic ids (v10+), authorized operations (everything allowed: no ACLs yet)",
@@ -74,10 +75,10 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{broker("admin_test.go")}},
 	kmsg.ApiVersions: {"KIP-511: newer versions answered at v0 with the table; client software name checked (v3+)",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go")}},
-	kmsg.CreateTopics: {"defaults -1/-1 (KIP-464), validate-only, configs returned (v5+), topic id (v7)",
-		[]string{suiteFranz, broker("admin_test.go")}},
-	kmsg.DeleteTopics: {"by name, or by id (v6, KIP-516)",
-		[]string{suiteFranz, broker("admin_test.go")}},
+	kmsg.CreateTopics: {"defaults -1/-1 (KIP-464), validate-only, configs returned (v5+), topic id (v7); answered once every live broker has applied it (within timeout_ms)",
+		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
+	kmsg.DeleteTopics: {"by name, or by id (v6, KIP-516); answered once every live broker has applied it (within timeout_ms)",
+		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
 	kmsg.DeleteRecords: {"-1 means the high watermark",
 		[]string{suiteFranz, broker("admin_test.go"), broker("fetch_test.go")}},
 	kmsg.InitProducerID: {"idempotent producers only; transactional ids refused until the transaction coordinator lands",
@@ -88,8 +89,8 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DescribeLogDirs: {"sizes per partition, total and usable bytes (v4)",
 		[]string{broker("admin_test.go")}},
-	kmsg.CreatePartitions: {"raise a topic's partition count",
-		[]string{suiteFranz, broker("admin_test.go")}},
+	kmsg.CreatePartitions: {"raise a topic's partition count; answered once every live broker has applied it (within timeout_ms)",
+		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
 	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only)",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DescribeCluster: {"brokers only: endpoint type 2 (controllers) is UNSUPPORTED_ENDPOINT_TYPE",
@@ -151,7 +152,9 @@ TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
 clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
 tokens, quotas and the share-group APIs are not served either. The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
-AllocateProducerIds) are served to Vltava's own brokers.
+AllocateProducerIds) are served to Vltava's own brokers: on the
+controllers' quorum port and on the inter-broker listener, not on other
+listeners, whose ApiVersions omits them.
 
 ## APIs
 `
