@@ -39,7 +39,7 @@ func TestAdminChangesVisibleOnEveryNode(t *testing.T) {
 	for i := range visibilityRounds {
 		topic := fmt.Sprintf("visible-%02d", i)
 		start := time.Now()
-		createThrough(t, node1, topic, 3, 3)
+		createThrough(t, node1, topic, 3, 3, 10000)
 		took = append(took, time.Since(start))
 		for id, md := range kcatMetadataAll(t, c, ids, topic) {
 			if err := md.hasPartitions(topic, 3); err != nil {
@@ -69,12 +69,70 @@ func TestAdminChangesVisibleOnEveryNode(t *testing.T) {
 	logf(t, "%d creates through node 1, mean %v each", len(took), (total / time.Duration(len(took))).Round(time.Microsecond))
 }
 
+// TestTopicCreatedWhileABrokerHangsAnswersSuccessAtTimeout: a broker that
+// is alive in the metadata but answers nothing (SIGSTOP, with a session
+// timeout long enough that it is not fenced) cannot report the new topic,
+// so CreateTopics waits for it until its timeout_ms, then answers success:
+// the topic is committed, and a committed change is never reported as
+// failed. Once resumed, the broker lists the topic too.
+func TestTopicCreatedWhileABrokerHangsAnswersSuccessAtTimeout(t *testing.T) {
+	if _, err := exec.LookPath("kcat"); err != nil {
+		t.Skip("kcat not installed")
+	}
+	c := StartCluster(t, WithOverride("broker.session.timeout.ms", "60000"))
+	q, err := c.quorum()
+	if err != nil {
+		t.Fatalf("DescribeQuorum: %v", err)
+	}
+	var followers []int32
+	for _, id := range []int32{1, 2, 3} {
+		if id != q.Leader {
+			followers = append(followers, id)
+		}
+	}
+	hung, via := followers[0], followers[1]
+	c.Node(hung).Pause()
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			c.Node(hung).Resume()
+		}
+	})
+
+	const timeout = 1500 * time.Millisecond
+	start := time.Now()
+	createThrough(t, c.ClientOf([]int32{via}, kgo.RequestRetries(0)), "while-hung", 3, 2, int32(timeout/time.Millisecond))
+	took := time.Since(start)
+	logf(t, "CreateTopics through node %d with node %d hung answered success after %v", via, hung, took.Round(time.Millisecond))
+	if took < timeout {
+		t.Errorf("CreateTopics answered after %v, before its timeout_ms of %v, although node %d cannot have applied it", took, timeout, hung)
+	}
+	for id, md := range kcatMetadataAll(t, c, []int32{q.Leader, via}, "while-hung") {
+		if err := md.hasPartitions("while-hung", 3); err != nil {
+			t.Errorf("node %d after CreateTopics returned: %v", id, err)
+		}
+	}
+
+	c.Node(hung).Resume()
+	resumed = true
+	waitFor(t, 20*time.Second, fmt.Sprintf("node %d listing the topic after it resumed", hung), func() (bool, string) {
+		md, err := kcatMetadataFrom(c.Node(hung).Addr(), "while-hung")
+		if err != nil {
+			return false, err.Error()
+		}
+		if err := md.hasPartitions("while-hung", 3); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+}
+
 // createThrough sends CreateTopics to the client's one seed broker (not to
 // the controller kgo would pick) and fails the test unless it succeeded.
-func createThrough(t *testing.T, cl *kgo.Client, topic string, partitions int32, rf int16) {
+func createThrough(t *testing.T, cl *kgo.Client, topic string, partitions int32, rf int16, timeoutMillis int32) {
 	t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
+	req.TimeoutMillis = timeoutMillis
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, rf
 	req.Topics = append(req.Topics, rt)
