@@ -9,7 +9,7 @@ package broker
 // replication factor and configs; v7 its topic id. The controller applies
 // Kafka's rules and error codes (metadata.Controller.CreateTopics) and
 // answers once every live broker has applied the new topics, within
-// timeout_ms (awaitBrokersApplied; a timeout_ms of 0 does not wait). A
+// timeout_ms (awaitBrokersApplied, which also says what 0 means). A
 // broker that is not the active controller forwards the request to it
 // (KIP-590) and answers once the created topics are in its own metadata.
 
