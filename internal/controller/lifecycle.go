@@ -167,19 +167,26 @@ func (l *Lifecycle) run() {
 	}()
 	for {
 		wait := l.step(ctx)
-		if !l.sleep(wait) {
+		if !l.sleep(time.Now(), wait) {
 			return
 		}
 	}
 }
 
-// sleep waits wait, or less when poked or when new metadata is applied
-// while registered (an unregistered broker has nothing to report, and its
-// registration retries keep their pace). It returns false once stopped.
-// Heartbeats are sent one at a time from this loop, so however fast images
-// are applied, a broker has at most one heartbeat in flight and one due.
-func (l *Lifecycle) sleep(wait time.Duration) bool {
-	timer := time.NewTimer(wait)
+// minReportGap spaces the heartbeats sent early to report applied metadata:
+// under a burst of metadata changes a broker reports at most this often,
+// the latest offset each time, instead of once per change.
+const minReportGap = 5 * time.Millisecond
+
+// sleep waits until wait has passed since the last step (at last), or less
+// when poked, or when new metadata is applied while registered (an
+// unregistered broker has nothing to report, and its registration retries
+// keep their pace), then no sooner than minReportGap after the last step.
+// It returns false once stopped. Heartbeats are sent one at a time from
+// this loop, so a broker never has more than one in flight.
+func (l *Lifecycle) sleep(last time.Time, wait time.Duration) bool {
+	deadline := last.Add(wait)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
 		select {
@@ -190,8 +197,12 @@ func (l *Lifecycle) sleep(wait time.Duration) bool {
 		case <-timer.C:
 			return true
 		case <-l.o.MetadataApplied:
-			if l.BrokerEpoch() >= 0 {
-				return true
+			if l.BrokerEpoch() < 0 {
+				continue
+			}
+			if early := last.Add(minReportGap); early.Before(deadline) {
+				deadline = early
+				timer.Reset(time.Until(deadline))
 			}
 		}
 	}
