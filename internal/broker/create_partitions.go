@@ -27,12 +27,16 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *server.Request) 
 	if fwd, ok := b.forwardToController(ctx, r); ok {
 		resp := fwd.(*kmsg.CreatePartitionsResponse)
 		if !req.ValidateOnly {
+			want := make(map[string]int32, len(req.Topics))
+			for _, t := range req.Topics {
+				want[t.Topic] = t.Count
+			}
 			b.awaitImage(ctx, func(img *metadata.Image) bool {
-				for i, t := range resp.Topics {
-					if t.ErrorCode != 0 || i >= len(req.Topics) {
+				for _, t := range resp.Topics {
+					if t.ErrorCode != 0 {
 						continue
 					}
-					if ti, ok := img.Topic(t.Topic); !ok || len(ti.Partitions) < int(req.Topics[i].Count) {
+					if ti, ok := img.Topic(t.Topic); !ok || len(ti.Partitions) < int(want[t.Topic]) {
 						return false
 					}
 				}
