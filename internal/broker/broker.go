@@ -54,6 +54,11 @@ type Broker struct {
 	// (see controlPlaneAPIs) pass at once.
 	ready <-chan struct{}
 
+	// interBrokerListener is the listener other brokers use; the
+	// inter-broker APIs and replica fetches are refused on the others
+	// (listener_scope.go).
+	interBrokerListener string
+
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
 
@@ -80,12 +85,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Quorum is the metadata quorum as DescribeQuorum reports it;
-// *metadata.RaftLog implements it.
+// Quorum is the metadata quorum as DescribeQuorum reports it, and the
+// leader's way to hurry a commit to the followers (PublishCommit, before
+// waiting for every broker to apply an admin change); *metadata.RaftLog
+// implements it.
 type Quorum interface {
 	QuorumState() (metadata.QuorumState, error)
 	IsLeader() bool
 	LeaderID() (int32, bool)
+	PublishCommit()
 }
 
 // New assembles a Broker.
@@ -108,6 +116,8 @@ func New(o Options) *Broker {
 		quorum:        o.Quorum,
 		ready:         o.Ready,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
+
+		interBrokerListener: interBrokerListener(o.Config),
 	}
 }
 
@@ -222,6 +232,13 @@ func (b *Broker) Handle(ctx context.Context, r *server.Request) (kmsg.Response, 
 	if !ok {
 		return nil, fmt.Errorf("unsupported API key %d", r.Key)
 	}
+	client := b.onClientListener(r)
+	if client && interBrokerAPIs[r.Key] {
+		return nil, fmt.Errorf("%s is served only on the inter-broker listener %s, not on %s", kmsg.NameForKey(r.Key), b.interBrokerListener, r.Conn.Listener)
+	}
+	if client && r.Key == int16(kmsg.Fetch) && isReplicaFetch(r) {
+		return refusedReplicaFetch(r), nil
+	}
 	if b.ready != nil && !controlPlaneAPIs[r.Key] && r.ClientID != controller.ForwardClientID {
 		select {
 		case <-b.ready:
@@ -229,7 +246,11 @@ func (b *Broker) Handle(ctx context.Context, r *server.Request) (kmsg.Response, 
 			return nil, ctx.Err()
 		}
 	}
-	return a.handle(b, ctx, r)
+	resp, err := a.handle(b, ctx, r)
+	if client && r.Key == int16(kmsg.ApiVersions) && err == nil {
+		withoutInterBrokerAPIs(resp)
+	}
+	return resp, err
 }
 
 // awaitMetadata waits until this broker's partitions reflect the metadata

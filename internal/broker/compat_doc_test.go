@@ -34,6 +34,7 @@ const (
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
 	suiteLegacy  = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
 	suiteJBOD    = "cluster: log dirs (`test/cluster/jbod_test.go`)"
+	suiteVisible = "kcat against every node of a three-node cluster (`test/cluster/visibility_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -56,20 +57,20 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteCtrl}},
 	kmsg.DescribeQuorum: {"KIP-595/836 on the quorum leader (brokers forward); offsets are raft log indexes",
 		[]string{suiteCtrl}},
-	kmsg.AlterPartition: {"controller API: ISR changes from partition leaders, Kafka's validation codes",
-		[]string{suiteCtrl}},
-	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up",
-		[]string{suiteCtrl}},
-	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown; offline log dirs (v1, KIP-858)",
-		[]string{suiteCtrl, suiteJBOD}},
+	kmsg.AlterPartition: {"controller API: ISR changes from partition leaders, Kafka's validation codes; inter-broker listener only",
+		[]string{suiteCtrl, broker("listener_scope_test.go")}},
+	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up; inter-broker listener only",
+		[]string{suiteCtrl, broker("listener_scope_test.go")}},
+	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown, applied metadata offset; offline log dirs (v1, KIP-858); inter-broker listener only",
+		[]string{suiteCtrl, suiteJBOD, broker("listener_scope_test.go")}},
 	kmsg.AssignReplicasToDirs: {"controller API (KIP-858): sent for the replicas of a failed log dir, which the controller moves off the broker (leadership and ISR)",
 		[]string{suiteJBOD}},
-	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids",
-		[]string{suiteCtrl}},
+	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids; inter-broker listener only",
+		[]string{suiteCtrl, broker("listener_scope_test.go")}},
 	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches refused until transactions land (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id, else INVALID_TXN_STATE)",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go")}},
-	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); zstd data below v10 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110); v0-v3 (removed by Kafka 4, KIP-896) down-converted to message format v0/v1 as Kafka 3.9 did, uncompressed and without headers, unless message.downconversion.enable=false (UNSUPPORTED_VERSION)",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go")}},
+	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); zstd data below v10 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110); v0-v3 (removed by Kafka 4, KIP-896) down-converted to message format v0/v1 as Kafka 3.9 did, uncompressed and without headers, unless message.downconversion.enable=false (UNSUPPORTED_VERSION); replica fetches on the inter-broker listener only (elsewhere TOPIC_AUTHORIZATION_FAILED)",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go"), broker("listener_scope_test.go")}},
 	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp; v0 (removed by Kafka 4, KIP-896) served as Kafka 3.9: max_num_offsets segment boundaries",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("list_offsets_test.go"), broker("list_offsets_v0_test.go")}},
 	kmsg.Metadata: {"auto-creation, topic ids (v10+), authorized operations (everything allowed: no ACLs yet)",
@@ -80,10 +81,10 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go"), broker("features_test.go")}},
 	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0",
 		[]string{broker("features_test.go"), suiteCLI}},
-	kmsg.CreateTopics: {"defaults -1/-1 (KIP-464), validate-only, configs returned (v5+), topic id (v7)",
-		[]string{suiteFranz, broker("admin_test.go")}},
-	kmsg.DeleteTopics: {"by name, or by id (v6, KIP-516)",
-		[]string{suiteFranz, broker("admin_test.go")}},
+	kmsg.CreateTopics: {"defaults -1/-1 (KIP-464), validate-only, configs returned (v5+), topic id (v7); answered once every live broker has applied it (within timeout_ms)",
+		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
+	kmsg.DeleteTopics: {"by name, or by id (v6, KIP-516); answered once every live broker has applied it (within timeout_ms)",
+		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
 	kmsg.DeleteRecords: {"-1 means the high watermark",
 		[]string{suiteFranz, broker("admin_test.go"), broker("fetch_test.go")}},
 	kmsg.InitProducerID: {"idempotent producers only; transactional ids refused until the transaction coordinator lands",
@@ -96,8 +97,8 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{broker("admin_test.go"), broker("alter_replica_log_dirs_test.go"), broker("log_dir_failure_test.go"), suiteJBOD}},
 	kmsg.AlterReplicaLogDirs: {"JBOD: the replica is copied to a future log in the destination dir while it serves (paced by replica.alter.log.dirs.io.max.bytes.per.second), then takes over; v0 is below Kafka 4's baseline (KIP-896)",
 		[]string{broker("alter_replica_log_dirs_test.go"), suiteJBOD}},
-	kmsg.CreatePartitions: {"raise a topic's partition count",
-		[]string{suiteFranz, broker("admin_test.go")}},
+	kmsg.CreatePartitions: {"raise a topic's partition count; answered once every live broker has applied it (within timeout_ms)",
+		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
 	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only)",
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DescribeCluster: {"brokers only: endpoint type 2 (controllers) is UNSUPPORTED_ENDPOINT_TYPE",
@@ -159,7 +160,9 @@ TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
 clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
 tokens, quotas and the share-group APIs are not served either. The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
-AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers.
+AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers: on the
+controllers' quorum port and on the inter-broker listener, not on other
+listeners, whose ApiVersions omits them.
 
 ## Versions Kafka 4 removed (KIP-896)
 

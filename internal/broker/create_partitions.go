@@ -5,10 +5,14 @@ package broker
 // Raises a topic's partition count; an explicit assignment gives the
 // replicas of each new partition. Fewer or equal partitions than today is
 // INVALID_PARTITIONS, unknown topics UNKNOWN_TOPIC_OR_PARTITION, a topic
-// named twice INVALID_REQUEST. validate_only creates nothing.
+// named twice INVALID_REQUEST. validate_only creates nothing. The
+// controller answers once every live broker has applied the new partitions,
+// within timeout_ms (awaitBrokersApplied); a broker that forwarded the
+// request, once they are in its own metadata.
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -19,10 +23,28 @@ import (
 func init() { register(kmsg.CreatePartitions, 0, 3, (*Broker).handleCreatePartitions) }
 
 func (b *Broker) handleCreatePartitions(ctx context.Context, r *server.Request) (kmsg.Response, error) {
-	if fwd, ok := b.forwardToController(ctx, r); ok {
-		return fwd, nil
-	}
 	req := r.Body.(*kmsg.CreatePartitionsRequest)
+	if fwd, ok := b.forwardToController(ctx, r); ok {
+		resp := fwd.(*kmsg.CreatePartitionsResponse)
+		if !req.ValidateOnly {
+			want := make(map[string]int32, len(req.Topics))
+			for _, t := range req.Topics {
+				want[t.Topic] = t.Count
+			}
+			b.awaitImage(ctx, func(img *metadata.Image) bool {
+				for _, t := range resp.Topics {
+					if t.ErrorCode != 0 {
+						continue
+					}
+					if ti, ok := img.Topic(t.Topic); !ok || len(ti.Partitions) < int(want[t.Topic]) {
+						return false
+					}
+				}
+				return true
+			})
+		}
+		return resp, nil
+	}
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	specs := make([]metadata.CreatePartitionsSpec, 0, len(req.Topics))
 	for _, t := range req.Topics {
@@ -34,6 +56,9 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *server.Request) 
 	}
 	results := b.controller.CreatePartitions(ctx, specs, req.ValidateOnly)
 	b.awaitMetadata(ctx)
+	if !req.ValidateOnly && slices.ContainsFunc(results, func(r metadata.CreatePartitionsResult) bool { return r.Err == nil }) {
+		b.awaitBrokersApplied(ctx, r, req.TimeoutMillis)
+	}
 	for i, res := range results {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = req.Topics[i].Topic

@@ -7,13 +7,16 @@ package broker
 // replica assignment replaces both. validate_only (v1+) checks everything
 // and creates nothing. v5+ returns the created topic's partition count,
 // replication factor and configs; v7 its topic id. The controller applies
-// Kafka's rules and error codes (metadata.Controller.CreateTopics). A
+// Kafka's rules and error codes (metadata.Controller.CreateTopics) and
+// answers once every live broker has applied the new topics, within
+// timeout_ms (awaitBrokersApplied, which also says what 0 means). A
 // broker that is not the active controller forwards the request to it
 // (KIP-590) and answers once the created topics are in its own metadata.
 
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -64,6 +67,9 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *server.Request) (kms
 	}
 	results := b.controller.CreateTopics(ctx, specs, req.ValidateOnly)
 	b.awaitMetadata(ctx)
+	if !req.ValidateOnly && slices.ContainsFunc(results, func(r metadata.CreateTopicResult) bool { return r.Err == nil }) {
+		b.awaitBrokersApplied(ctx, r, req.TimeoutMillis)
+	}
 
 	img := b.meta.Image()
 	for i, res := range results {

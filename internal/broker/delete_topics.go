@@ -6,10 +6,14 @@ package broker
 // names are UNKNOWN_TOPIC_OR_PARTITION, unknown ids UNKNOWN_TOPIC_ID; with
 // delete.topic.enable=false every deletion is TOPIC_DELETION_DISABLED. The
 // logs of a deleted topic are removed when the broker applies the metadata
-// change (partition.Manager).
+// change (partition.Manager). The controller answers once every live broker
+// has applied the deletion, within timeout_ms (awaitBrokersApplied); a
+// broker that forwarded the request, once the topics are gone from its own
+// metadata.
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -82,5 +86,8 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *server.Request) (kms
 		resp.Topics = append(resp.Topics, st)
 	}
 	b.awaitMetadata(ctx)
+	if slices.ContainsFunc(resp.Topics, func(t kmsg.DeleteTopicsResponseTopic) bool { return t.ErrorCode == 0 }) {
+		b.awaitBrokersApplied(ctx, r, req.TimeoutMillis)
+	}
 	return resp, nil
 }

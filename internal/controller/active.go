@@ -93,6 +93,10 @@ type session struct {
 	shutdownOffset int64
 	// offlineDirs is the OfflineLogDirs of the last heartbeat.
 	offlineDirs [][16]byte
+	// appliedOffset is the metadata offset the broker reported in its
+	// latest heartbeat (-1 before one): admin requests wait on it (see
+	// WaitBrokersApplied).
+	appliedOffset int64
 }
 
 // Active is the controller-duty runner of one controller node. Its methods
@@ -118,6 +122,11 @@ type Active struct {
 		// failover).
 		activatedAt     time.Time
 		activatedOffset int64
+		// appliedChanged is closed and replaced whenever a broker
+		// reports a new applied offset or the image changes (a broker
+		// fenced or shutting down no longer counts), waking
+		// WaitBrokersApplied.
+		appliedChanged chan struct{}
 	}
 	wake chan struct{} // an image changed: look for reassignments to finish
 	stop chan struct{}
@@ -134,11 +143,15 @@ func NewActive(o ActiveOptions) *Active {
 	}
 	a := &Active{o: o, logger: o.Logger, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	a.mu.sessions = map[int32]*session{}
+	a.mu.appliedChanged = make(chan struct{})
 	o.Quorum.Subscribe(func(_, _ *metadata.Image) {
 		select {
 		case a.wake <- struct{}{}:
 		default:
 		}
+		a.mu.Lock()
+		a.signalAppliedLocked()
+		a.mu.Unlock()
 	})
 	go a.run()
 	return a
@@ -201,6 +214,7 @@ func (a *Active) deactivate() {
 	}
 	a.mu.active = false
 	a.mu.cancel()
+	a.signalAppliedLocked() // waiters end with NOT_CONTROLLER
 	a.logger.Info("no longer the active controller", "node", a.o.NodeID)
 }
 
@@ -330,7 +344,7 @@ func (a *Active) Register(ctx context.Context, reg metadata.Registration) (metad
 		return res, err
 	}
 	a.mu.Lock()
-	a.mu.sessions[reg.BrokerID] = &session{epoch: res.BrokerEpoch, lastContact: time.Now(), caughtUpOffset: res.Offset, shutdownOffset: -1}
+	a.mu.sessions[reg.BrokerID] = &session{epoch: res.BrokerEpoch, lastContact: time.Now(), caughtUpOffset: res.Offset, shutdownOffset: -1, appliedOffset: -1}
 	a.mu.Unlock()
 	return res, nil
 }
@@ -359,11 +373,15 @@ func (a *Active) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatResult, 
 	if !ok || s.epoch != b.Epoch {
 		// Registered under a previous controller: it must have applied
 		// everything this controller had at activation.
-		s = &session{epoch: b.Epoch, caughtUpOffset: a.mu.activatedOffset, shutdownOffset: -1}
+		s = &session{epoch: b.Epoch, caughtUpOffset: a.mu.activatedOffset, shutdownOffset: -1, appliedOffset: -1}
 		a.mu.sessions[hb.BrokerID] = s
 	}
 	s.lastContact = time.Now()
 	s.offlineDirs = hb.OfflineLogDirs
+	if hb.CurrentMetadataOffset != s.appliedOffset {
+		s.appliedOffset = hb.CurrentMetadataOffset
+		a.signalAppliedLocked()
+	}
 	caughtUpOffset, shutdownOffset := s.caughtUpOffset, s.shutdownOffset
 	a.mu.Unlock()
 

@@ -120,8 +120,9 @@ func (c *Client) ControllerID() (int32, bool) { return c.o.Quorum.LeaderID() }
 // controllerConn returns the connection to the controller to ask next: the
 // raft leader's voter address, unless it is unknown or already failed this
 // call (tried holds the addresses that did), in which case the next voter in
-// turn that has not. Once every voter has failed, it starts over.
-func (c *Client) controllerConn(tried map[string]bool) (*rpcConn, error) {
+// turn that has not. Once every voter has failed, it starts over. Each API
+// travels on its channel's connection to that address (channelOf).
+func (c *Client) controllerConn(tried map[string]bool, apiKey int16) (*rpcConn, error) {
 	if len(c.voterIDs) == 0 {
 		return nil, fmt.Errorf("%w: no controller.quorum.voters to reach the controller at", kerr.NotController)
 	}
@@ -147,12 +148,31 @@ func (c *Client) controllerConn(tried map[string]bool) (*rpcConn, error) {
 		clear(tried)
 		addr = pick()
 	}
-	cn, ok := c.mu.conns[addr]
+	key := addr + "/" + channelOf(apiKey)
+	cn, ok := c.mu.conns[key]
 	if !ok {
 		cn = newRPCConn(addr, ForwardClientID, metadata.ControllerRPCByte)
-		c.mu.conns[addr] = cn
+		c.mu.conns[key] = cn
 	}
 	return cn, nil
+}
+
+// channelOf names the connection an API travels on. A connection carries
+// one request at a time, and a forwarded admin request is answered only
+// once every broker, this one included, has reported in a heartbeat that it
+// applied the change (Active.WaitBrokersApplied): heartbeats queued behind
+// it would wait for themselves. So, like Kafka's separate broker-to-controller
+// channels (heartbeat, alter-partition, forwarding), lifecycle RPCs, the
+// partition leaders' RPCs and forwarded requests each have their own.
+func channelOf(apiKey int16) string {
+	switch kmsg.Key(apiKey) {
+	case kmsg.BrokerRegistration, kmsg.BrokerHeartbeat:
+		return "heartbeat"
+	case kmsg.AlterPartition, kmsg.AllocateProducerIDs:
+		return "control"
+	default:
+		return "forwarding"
+	}
 }
 
 // retriable reports whether a failed attempt should be retried against
@@ -177,7 +197,7 @@ func (c *Client) call(ctx context.Context, local func() error, req kmsg.Request,
 			err = local()
 		} else {
 			var cn *rpcConn
-			if cn, err = c.controllerConn(tried); err == nil {
+			if cn, err = c.controllerConn(tried, req.Key()); err == nil {
 				var resp kmsg.Response
 				if resp, err = cn.call(ctx, req); err == nil {
 					err = remote(resp)

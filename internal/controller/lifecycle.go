@@ -21,6 +21,12 @@ type LifecycleOptions struct {
 	// applied (reported in heartbeats: the controller unfences a broker
 	// only once it has caught up).
 	MetadataOffset func() int64
+	// MetadataApplied, if set, is signalled when MetadataOffset advances
+	// (AppliedOffset.Advanced): a registered broker then heartbeats at
+	// once instead of at the next interval, so the controller learns
+	// promptly that a change is applied here (admin requests wait for
+	// that, see Active.WaitBrokersApplied).
+	MetadataApplied <-chan struct{}
 	// HeartbeatInterval is broker.heartbeat.interval.ms.
 	HeartbeatInterval time.Duration
 	Logger            *slog.Logger
@@ -33,7 +39,8 @@ type LifecycleOptions struct {
 // Lifecycle is a broker's side of KIP-631's broker lifecycle (Kafka's
 // BrokerLifecycleManager): it registers with the active controller, sends
 // a heartbeat every broker.heartbeat.interval.ms (more often while fenced,
-// so a starting broker is unfenced as soon as it has caught up), registers
+// so a starting broker is unfenced as soon as it has caught up, and at once
+// when it has applied new metadata, see MetadataApplied), registers
 // again if the controller forgot it (STALE_BROKER_EPOCH, e.g. after being
 // fenced under a new incarnation rule), and on a clean stop asks for a
 // controlled shutdown.
@@ -164,11 +171,43 @@ func (l *Lifecycle) run() {
 	}()
 	for {
 		wait := l.step(ctx)
+		if !l.sleep(time.Now(), wait) {
+			return
+		}
+	}
+}
+
+// minReportGap spaces the heartbeats sent early to report applied metadata:
+// under a burst of metadata changes a broker reports at most this often,
+// the latest offset each time, instead of once per change.
+const minReportGap = 5 * time.Millisecond
+
+// sleep waits until wait has passed since the last step (at last), or less
+// when poked, or when new metadata is applied while registered (an
+// unregistered broker has nothing to report, and its registration retries
+// keep their pace), then no sooner than minReportGap after the last step.
+// It returns false once stopped. Heartbeats are sent one at a time from
+// this loop, so a broker never has more than one in flight.
+func (l *Lifecycle) sleep(last time.Time, wait time.Duration) bool {
+	deadline := last.Add(wait)
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
 		select {
 		case <-l.stop:
-			return
+			return false
 		case <-l.poke:
-		case <-time.After(wait):
+			return true
+		case <-timer.C:
+			return true
+		case <-l.o.MetadataApplied:
+			if l.BrokerEpoch() < 0 {
+				continue
+			}
+			if early := last.Add(minReportGap); early.Before(deadline) {
+				deadline = early
+				timer.Reset(time.Until(deadline))
+			}
 		}
 	}
 }

@@ -185,17 +185,24 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	// Every committed metadata change reaches the partitions in order,
 	// then the group coordinator, which loads the __consumer_offsets
 	// partitions that became led here.
+	// applied is what the broker lifecycle reports to the controller:
+	// the offset whose partitions are open here, advanced (and reported
+	// at once) as each image is applied.
+	applied := controller.NewAppliedOffset()
 	n.meta.Subscribe(func(_, img *metadata.Image) {
 		n.adoptClusterID(img)
 		if err := n.partitions.Apply(img); err != nil {
 			log.Error("applying metadata to partitions", "err", err)
 		}
+		applied.Advance(img.Offset())
 		n.replicas.Apply(img)
 		n.groups.ApplyImage(img)
 	})
-	if err := n.partitions.Apply(n.meta.Image()); err != nil {
+	initial := n.meta.Image()
+	if err := n.partitions.Apply(initial); err != nil {
 		return nil, fmt.Errorf("opening partitions: %w", err)
 	}
+	applied.Advance(initial.Offset())
 	n.replicas.Apply(n.meta.Image())
 	n.store.Start()
 	n.groups.ApplyImage(n.meta.Image())
@@ -253,7 +260,8 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 			Endpoints: n.endpoints(), Rack: cfg.BrokerRack,
 		},
 		Client:            n.channel,
-		MetadataOffset:    func() int64 { return n.meta.Image().Offset() },
+		MetadataOffset:    applied.Load,
+		MetadataApplied:   applied.Advanced(),
 		HeartbeatInterval: time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond,
 		Logger:            log.With("component", "broker-lifecycle"),
 		OfflineDirs:       n.offlineDirs,
