@@ -39,6 +39,14 @@ func (b *Broker) handleApiVersions(_ context.Context, r *server.Request) (kmsg.R
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	}
 	resp.ApiKeys = apiVersionsTable()
+	if b.groups != nil && !b.groups.ConsumerProtocolEnabled() {
+		// group.coordinator.rebalance.protocols without "consumer":
+		// the KIP-848 APIs are not advertised, as Kafka's
+		// ApiVersionManager leaves them out.
+		resp.ApiKeys = slices.DeleteFunc(resp.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool {
+			return k.ApiKey == int16(kmsg.ConsumerGroupHeartbeat) || k.ApiKey == int16(kmsg.ConsumerGroupDescribe)
+		})
+	}
 	return resp, nil
 }
 

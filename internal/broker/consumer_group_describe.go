@@ -11,6 +11,7 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
@@ -31,6 +32,13 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *server.Requ
 		}
 		if b.groups == nil {
 			rg.ErrorCode = b.errCode(errNoCoordinator)
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		if !b.groups.ConsumerProtocolEnabled() {
+			// Without the consumer protocol Kafka answers
+			// UNSUPPORTED_VERSION.
+			rg.ErrorCode = kerr.UnsupportedVersion.Code
 			resp.Groups = append(resp.Groups, rg)
 			continue
 		}
