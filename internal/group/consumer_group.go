@@ -274,8 +274,12 @@ func validateHeartbeat(req *ConsumerHeartbeatRequest) (*regexp.Regexp, error) {
 	if req.SubscribedTopicRegex == nil || *req.SubscribedTopicRegex == "" {
 		return nil, nil
 	}
-	// Kafka matches with RE2/J, whose syntax Go's regexp shares, and
-	// requires the whole topic name to match.
+	// Kafka compiles the regex with RE2/J and requires the whole topic
+	// name to match (Pattern.matcher(topic).matches()). Go's regexp is
+	// the same RE2 syntax: both refuse back-references, look-arounds and
+	// possessive quantifiers, both take \p{Greek}-style Unicode classes
+	// and (?i) flags; what one refuses the other does, so a refused regex
+	// is INVALID_REGULAR_EXPRESSION as in Kafka.
 	re, err := regexp.Compile("^(?:" + *req.SubscribedTopicRegex + ")$")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", kerr.InvalidRegularExpression, err)
@@ -545,8 +549,10 @@ func (m *consumerMember) applyRequest(req ConsumerHeartbeatRequest, re *regexp.R
 
 // subscription resolves the group's subscriptions, with override in place
 // of the member of the same id and without the member removed, against
-// topics: the existing topics some member subscribes to by name or regex
-// (a regex does not match internal topics, as in Kafka).
+// topics: the existing topics some member subscribes to by name or regex.
+// A regex is matched against every topic name, internal ones included, as
+// Kafka 4's GroupMetadataManager.refreshRegularExpressions scans the whole
+// image: `__.*` subscribes to __consumer_offsets, `.*` too.
 func (cg *consumerGroup) subscription(topics map[string]topicMeta, override *consumerMember, removed string) map[string]topicMeta {
 	out := map[string]topicMeta{}
 	add := func(m *consumerMember) {
@@ -557,7 +563,7 @@ func (cg *consumerGroup) subscription(topics map[string]topicMeta, override *con
 		}
 		if m.re != nil {
 			for name, t := range topics {
-				if !t.internal && m.re.MatchString(name) {
+				if m.re.MatchString(name) {
 					out[name] = t
 				}
 			}
@@ -579,7 +585,7 @@ func (cg *consumerGroup) subscription(topics map[string]topicMeta, override *con
 func memberTopics(m *consumerMember, subs map[string]topicMeta) []metadata.Uuid {
 	var ids []metadata.Uuid
 	for name, t := range subs {
-		if slices.Contains(m.topics, name) || (m.re != nil && !t.internal && m.re.MatchString(name)) {
+		if slices.Contains(m.topics, name) || (m.re != nil && m.re.MatchString(name)) {
 			ids = append(ids, t.id)
 		}
 	}

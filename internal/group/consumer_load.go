@@ -33,7 +33,7 @@ func (cfg *Config) setConsumerDefaults() {
 func topicsOfImage(img *metadata.Image) map[string]topicMeta {
 	out := map[string]topicMeta{}
 	for _, t := range img.Topics() {
-		out[t.Name] = topicMeta{name: t.Name, id: t.ID, partitions: int32(len(t.Partitions)), internal: t.IsInternal}
+		out[t.Name] = topicMeta{name: t.Name, id: t.ID, partitions: int32(len(t.Partitions))}
 	}
 	return out
 }
