@@ -47,7 +47,7 @@ func cgHeartbeat(c *conn, v int16, group, member string, epoch int32, topics []s
 }
 
 func TestConsumerGroupHeartbeatAndDescribe(t *testing.T) {
-	tn := startNode(t, map[string]string{"group.consumer.heartbeat.interval.ms": "1234"})
+	tn := startNode(t, map[string]string{"group.consumer.heartbeat.interval.ms": "1234", "group.consumer.min.heartbeat.interval.ms": "1000"})
 	c := tn.dial()
 	id := createTopic(c, "cg-topic", 3, nil)
 	waitCoordinator(t, c, "cg")
