@@ -314,7 +314,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req ConsumerHeartbeatRequest) Consu
 	}
 	defer g.mu.Unlock()
 	if g.mu.consumer == nil {
-		if err := g.becomeConsumerGroupLocked(); err != nil {
+		if err := g.becomeConsumerGroupLocked(req.MemberEpoch == 0); err != nil {
 			return fail(err)
 		}
 	}
@@ -332,9 +332,13 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req ConsumerHeartbeatRequest) Consu
 
 // becomeConsumerGroupLocked turns an empty classic group (or one that
 // only holds offsets) into a consumer group, as Kafka converts it on the
-// first consumer-protocol join; a classic group with members is not a
-// consumer group.
-func (g *Group) becomeConsumerGroupLocked() error {
+// first consumer-protocol join; a classic group with members is upgraded
+// when a member joins (migration.go) and group.consumer.migration.policy
+// allows it.
+func (g *Group) becomeConsumerGroupLocked(joining bool) error {
+	if len(g.mu.members) > 0 && joining {
+		return g.upgradeLocked()
+	}
 	if len(g.mu.members) > 0 || len(g.mu.pending) > 0 || g.mu.state != StateEmpty {
 		return fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, g.id)
 	}
@@ -754,6 +758,7 @@ func (g *Group) fenceConsumerMemberLocked(m *consumerMember, why string) error {
 	cg.epoch++
 	g.syncConsumerStateLocked()
 	g.c.logger.Info("consumer group member removed", "group", g.id, "member", m.id, "reason", why)
+	g.maybeDowngradeLocked()
 	return nil
 }
 
@@ -771,14 +776,15 @@ func (g *Group) syncConsumerStateLocked() {
 }
 
 // scheduleConsumerSessionLocked (re)starts m's session: without a
-// heartbeat within group.consumer.session.timeout.ms it is fenced.
+// heartbeat within group.consumer.session.timeout.ms (a classic member:
+// its own session timeout) it is fenced.
 func (g *Group) scheduleConsumerSessionLocked(m *consumerMember) {
 	if m.session != nil {
 		m.session.Stop()
 	}
 	m.sessionSeq++
 	seq := m.sessionSeq
-	m.session = time.AfterFunc(g.c.cfg.ConsumerSessionTimeout, func() {
+	m.session = time.AfterFunc(m.sessionTimeout(&g.c.cfg), func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if g.mu.state == StateDead || g.mu.consumer == nil || g.mu.consumer.members[m.id] != m || m.sessionSeq != seq {

@@ -27,6 +27,9 @@ func (cfg *Config) setConsumerDefaults() {
 	if len(cfg.ConsumerAssignors) == 0 {
 		cfg.ConsumerAssignors = []string{"uniform", "range"}
 	}
+	if cfg.MigrationPolicy == "" {
+		cfg.MigrationPolicy = MigrationBidirectional
+	}
 }
 
 // topicsOfImage lists the image's topics for subscription resolution.
