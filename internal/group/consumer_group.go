@@ -758,7 +758,10 @@ func (g *Group) fenceConsumerMemberLocked(m *consumerMember, why string) error {
 	cg.epoch++
 	g.syncConsumerStateLocked()
 	g.c.logger.Info("consumer group member removed", "group", g.id, "member", m.id, "reason", why)
-	g.maybeDowngradeLocked()
+	// Downgraded, the classic group's generation is the epoch before
+	// the leave, as Kafka converts the group instead of bumping it: the
+	// classic members' commits at their epoch are still accepted.
+	g.maybeDowngradeLocked(cg.epoch - 1)
 	return nil
 }
 

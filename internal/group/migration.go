@@ -20,7 +20,8 @@ package group
 //   - Downgrade: when the last consumer-protocol member leaves (or is
 //     fenced) and classic members remain, the group becomes a classic
 //     group again (policy downgrade or bidirectional), with the group
-//     epoch as generation and the members' current assignments, and
+//     epoch before the leave as generation and the members' current
+//     assignments, and
 //     starts a rebalance so the classic members rejoin and assign among
 //     themselves.
 //
@@ -468,7 +469,7 @@ func (g *Group) classicLeaveConsumerLocked(lm LeaveMember) error {
 // maybeDowngradeLocked converts the consumer group back to a classic group
 // when only classic members are left and the policy allows it (Kafka's
 // validateOnlineDowngrade and convertToClassicGroup).
-func (g *Group) maybeDowngradeLocked() {
+func (g *Group) maybeDowngradeLocked(generation int32) {
 	cg := g.mu.consumer
 	if cg == nil || len(cg.members) == 0 || !g.c.cfg.MigrationPolicy.downgradeAllowed() {
 		return
@@ -531,7 +532,7 @@ func (g *Group) maybeDowngradeLocked() {
 		protocol, leader string
 	}{g.mu.members, g.mu.order, g.mu.static, g.mu.generation, g.mu.protocolName, g.mu.leader}
 	g.mu.members, g.mu.order, g.mu.static = map[string]*member{}, nil, map[string]string{}
-	g.mu.generation, g.mu.protocolName, g.mu.leader = cg.epoch, protocol, ""
+	g.mu.generation, g.mu.protocolName, g.mu.leader = generation, protocol, ""
 	g.mu.protocolType = consumerProtocolType
 	for _, id := range ids {
 		g.addMemberLocked(classic[id])
