@@ -327,7 +327,9 @@ func (r *reader) assignment() assignment {
 		var id metadata.Uuid
 		copy(id[:], r.take(16))
 		np := r.uvarint() - 1
-		ps := make([]int32, 0, max(np, 0))
+		// Each partition takes 4 bytes: a count the value cannot hold
+		// fails on reading, without reserving room for it first.
+		ps := make([]int32, 0, min(max(np, 0), len(r.b)/4))
 		for j := 0; j < np && r.err == nil; j++ {
 			ps = append(ps, r.int32())
 		}
