@@ -76,6 +76,12 @@ type consumerMember struct {
 	sessionSeq    uint64
 	revocation    *time.Timer // bounds UNREVOKED_PARTITIONS by the rebalance timeout
 	revocationSeq uint64
+	// classicWait bounds, by the rebalance timeout, a classic member's
+	// wait to rejoin (told REBALANCE_IN_PROGRESS) or to sync (after its
+	// JoinGroup); see migration.go.
+	classicWait     *time.Timer
+	classicWaitSeq  uint64
+	classicWaitKind classicWaitKind
 }
 
 // cloneState copies the member's data, not its timers.
@@ -158,6 +164,7 @@ func (cg *consumerGroup) install(m, old *consumerMember) {
 		cg.setOwners(old, "")
 		m.session, m.sessionSeq = old.session, old.sessionSeq
 		m.revocation, m.revocationSeq = old.revocation, old.revocationSeq
+		m.classicWait, m.classicWaitSeq, m.classicWaitKind = old.classicWait, old.classicWaitSeq, old.classicWaitKind
 		if old.instanceID != nil && cg.static[*old.instanceID] == old.id {
 			delete(cg.static, *old.instanceID)
 		}
@@ -196,6 +203,7 @@ func stopMemberTimers(m *consumerMember) {
 		m.revocation.Stop()
 	}
 	m.revocationSeq++
+	m.stopClassicWait()
 }
 
 // TopicPartitions are partitions of one topic, by topic id.

@@ -224,6 +224,59 @@ func (g *Group) upgradeLocked() error {
 
 // --- classic members in a consumer group ---
 
+// classicWaitKind is what a classic member of a consumer group is expected
+// to send next, within its rebalance timeout (Kafka's join and sync
+// timeouts of classic members in a consumer group).
+type classicWaitKind int8
+
+const (
+	noClassicWait classicWaitKind = iota
+	// awaitRejoin: it was told REBALANCE_IN_PROGRESS.
+	awaitRejoin
+	// awaitSync: it got its JoinGroup response.
+	awaitSync
+)
+
+func (m *consumerMember) stopClassicWait() {
+	if m.classicWait != nil {
+		m.classicWait.Stop()
+		m.classicWait = nil
+	}
+	m.classicWaitSeq++
+	m.classicWaitKind = noClassicWait
+}
+
+// scheduleClassicWaitLocked expects m's next JoinGroup or SyncGroup within
+// its rebalance timeout; a member that does not send it is fenced, so its
+// partitions move on. A rejoin wait already running is kept.
+func (g *Group) scheduleClassicWaitLocked(m *consumerMember, kind classicWaitKind) {
+	if kind == awaitRejoin && m.classicWaitKind == awaitRejoin {
+		return
+	}
+	m.stopClassicWait()
+	m.classicWaitKind = kind
+	seq := m.classicWaitSeq
+	id := m.id
+	m.classicWait = time.AfterFunc(time.Duration(m.rebalanceTimeoutMs)*time.Millisecond, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.mu.state == StateDead || g.mu.consumer == nil {
+			return
+		}
+		cur := g.mu.consumer.members[id]
+		if cur == nil || cur.classicWaitSeq != seq {
+			return
+		}
+		why := "did not rejoin within its rebalance timeout"
+		if kind == awaitSync {
+			why = "did not send SyncGroup within its rebalance timeout"
+		}
+		if err := g.fenceConsumerMemberLocked(cur, why); err != nil {
+			g.c.logger.Warn("fencing classic member of a consumer group", "group", g.id, "member", id, "err", err)
+		}
+	})
+}
+
 // classicJoinConsumerLocked is a JoinGroup to a consumer group with members
 // (Kafka's classicGroupJoinToConsumerGroup): answered at once.
 func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
@@ -336,6 +389,7 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 	cg.install(m, old)
 	g.scheduleConsumerSessionLocked(m)
 	g.scheduleRevocationLocked(m, old)
+	g.scheduleClassicWaitLocked(m, awaitSync)
 	g.syncConsumerStateLocked()
 	return JoinResult{MemberID: m.id, Generation: m.epoch, ProtocolType: consumerProtocolType, ProtocolName: protocolName}
 }
@@ -399,6 +453,9 @@ func (g *Group) classicSyncConsumerLocked(req SyncRequest) SyncResult {
 		return SyncResult{Err: kerr.RebalanceInProgress}
 	}
 	g.scheduleConsumerSessionLocked(m)
+	if m.classicWaitKind == awaitSync {
+		m.stopClassicWait()
+	}
 	version := int16(0)
 	for _, p := range m.classic.protocols {
 		if p.Name == name && len(p.Metadata) >= 2 {
@@ -425,6 +482,7 @@ func (g *Group) classicHeartbeatConsumerLocked(memberID string, instanceID *stri
 	// partitions it waits for have been released.
 	if m.epoch < cg.epoch || m.state == memberUnrevoked ||
 		(m.state == memberUnreleased && !cg.waitingOnUnreleased(m)) {
+		g.scheduleClassicWaitLocked(m, awaitRejoin)
 		return kerr.RebalanceInProgress
 	}
 	return nil

@@ -201,3 +201,46 @@ func TestClassicMemberMetadataRecord(t *testing.T) {
 		t.Fatalf("consumer member: %+v %v", got.meta, err)
 	}
 }
+
+// A classic member of a consumer group must send SyncGroup after its
+// JoinGroup, and rejoin once told REBALANCE_IN_PROGRESS, each within its
+// rebalance timeout; otherwise it is fenced and its partitions move on.
+func TestMigrationClassicMemberWaits(t *testing.T) {
+	c := newConsumerTestCoordinator(t, newMemLog(), time.Minute)
+	ctx := context.Background()
+	const g = "waits"
+	first := join(t, c, g, "first", "a")
+	req := classicJoinReq(g, "slow", nil)
+	req.RebalanceTimeout = 100 * time.Millisecond
+	j := c.JoinGroup(ctx, req)
+	if j.Err != nil {
+		t.Fatalf("classic join: %v", j.Err)
+	}
+	// No SyncGroup: fenced.
+	waitFor(t, func() bool { return len(describe(t, c, g).Members) == 1 })
+
+	j = c.JoinGroup(ctx, req)
+	if j.Err != nil {
+		t.Fatalf("classic join: %v", j.Err)
+	}
+	if s := c.SyncGroup(ctx, SyncRequest{GroupID: g, MemberID: j.MemberID, Generation: j.Generation}); s.Err != nil {
+		t.Fatalf("sync: %v", s.Err)
+	}
+	// Synced: it stays past its rebalance timeout.
+	time.Sleep(200 * time.Millisecond)
+	if n := len(describe(t, c, g).Members); n != 2 {
+		t.Fatalf("%d members after a sync, want 2", n)
+	}
+	// The group moves on (a member joins); told to rejoin, it does not.
+	join(t, c, g, "third", "a")
+	first.mustHeartbeat()
+	wantErr(t, "classic heartbeat", c.Heartbeat(g, j.MemberID, nil, j.Generation), kerr.RebalanceInProgress)
+	waitFor(t, func() bool {
+		for _, m := range describe(t, c, g).Members {
+			if m.MemberID == j.MemberID {
+				return false
+			}
+		}
+		return true
+	})
+}
