@@ -290,6 +290,9 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 	if !ok {
 		return fail(fmt.Errorf("%w: no consumer protocol subscription among the member's protocols", kerr.InconsistentGroupProtocol))
 	}
+	if !cg.supportsClassicProtocols(req.MemberID, req.Protocols) {
+		return fail(fmt.Errorf("%w: the member shares no protocol with the group's classic members", kerr.InconsistentGroupProtocol))
+	}
 	id := req.MemberID
 	if id == "" {
 		id = newUUIDMemberID()
@@ -392,6 +395,28 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 	g.scheduleClassicWaitLocked(m, awaitSync)
 	g.syncConsumerStateLocked()
 	return JoinResult{MemberID: m.id, Generation: m.epoch, ProtocolType: consumerProtocolType, ProtocolName: protocolName}
+}
+
+// supportsClassicProtocols is Kafka's ConsumerGroup.supportsClassicProtocols:
+// a joining classic member must share a protocol name with every other
+// classic member.
+func (cg *consumerGroup) supportsClassicProtocols(memberID string, protocols []Protocol) bool {
+	for _, p := range protocols {
+		all := true
+		for id, m := range cg.members {
+			if id == memberID || !m.isClassic() {
+				continue
+			}
+			if !slices.ContainsFunc(m.classic.protocols, func(q Protocol) bool { return q.Name == p.Name }) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // computeTargetWithout is computeTarget with the replaced member (a static

@@ -244,3 +244,25 @@ func TestMigrationClassicMemberWaits(t *testing.T) {
 		return true
 	})
 }
+
+// A classic member joining a consumer group must share a protocol with its
+// classic members (INCONSISTENT_GROUP_PROTOCOL otherwise), and a JoinGroup
+// that is not of the consumer protocol type is refused.
+func TestMigrationClassicProtocolChecks(t *testing.T) {
+	c := newConsumerTestCoordinator(t, newMemLog(), time.Minute)
+	ctx := context.Background()
+	const g = "protocols"
+	join(t, c, g, "first", "a")
+	if j := c.JoinGroup(ctx, classicJoinReq(g, "c1", nil)); j.Err != nil {
+		t.Fatalf("classic join: %v", j.Err)
+	}
+	other := classicJoinReq(g, "c2", nil)
+	other.Protocols[0].Name = "range"
+	wantErr(t, "join with no shared protocol", c.JoinGroup(ctx, other).Err, kerr.InconsistentGroupProtocol)
+	connect := joinReq(g, "c3")
+	connect.ProtocolType = "connect"
+	wantErr(t, "join of another protocol type", c.JoinGroup(ctx, connect).Err, kerr.InconsistentGroupProtocol)
+	garbage := classicJoinReq(g, "c4", nil)
+	garbage.Protocols[0].Metadata = []byte{0xff}
+	wantErr(t, "join without a consumer subscription", c.JoinGroup(ctx, garbage).Err, kerr.InconsistentGroupProtocol)
+}
