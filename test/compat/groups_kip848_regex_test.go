@@ -61,3 +61,33 @@ func TestKIP848RegexSubscriptionPicksUpNewTopics(t *testing.T) {
 		t.Fatalf("describe: %+v, %v", g, err)
 	}
 }
+
+// With group.coordinator.rebalance.protocols=classic the broker does not
+// advertise ConsumerGroupHeartbeat, so a franz-go consumer asking for the
+// consumer protocol falls back to the classic one and still consumes.
+func TestKIP848DisabledFallsBackToClassic(t *testing.T) {
+	skipOnKfake(t, "kfake has no group.coordinator.rebalance.protocols")
+	b := StartBroker(t, append(groupBrokerOptions, WithOverride("group.coordinator.rebalance.protocols", "classic"))...)
+	adm := newAdmin(t, b)
+	const topic, group = "classic-only", "classic-only-group"
+	createTopic(t, adm, topic, 2, nil)
+	m := startGroupMember(t, b, group, topic, kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()))
+	defer m.close()
+	var rs []*kgo.Record
+	for i := range 20 {
+		rs = append(rs, &kgo.Record{Topic: topic, Value: []byte(strconv.Itoa(i))})
+	}
+	produceSync(t, newClient(t, b), rs...)
+	eventually(t, 40*time.Second, func() error {
+		if n := len(m.records()); n != 20 {
+			return fmt.Errorf("consumed %d of 20", n)
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ds, err := adm.DescribeGroups(ctx, group)
+	if err != nil || ds[group].Err != nil || ds[group].ProtocolType != "consumer" || len(ds[group].Members) != 1 {
+		t.Fatalf("the group is not a classic group with one member: %+v %v", ds[group], err)
+	}
+}
