@@ -377,9 +377,7 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 		o, ok := cg.owners[ref]
 		return ok && o != m.id && (replaced == nil || o != replaced.id)
 	}
-	if m.state == memberUnrevoked || m.epoch != targetEpoch || m.state == memberUnreleased {
-		reconcile(m, target[m.id], targetEpoch, ownedByOther, owned)
-	}
+	reconcile(m, target[m.id], targetEpoch, ownedByOther, owned)
 	recs = append(recs, currentAssignmentRecord(g.id, m))
 	if err := g.c.appendRecords(g.partition, recs); err != nil {
 		return fail(err)
