@@ -268,3 +268,72 @@ func TestKIP848OnlineMigrationUnderLoad(t *testing.T) {
 		}
 	})
 }
+
+// A librdkafka classic consumer (cooperative-sticky) joins a KIP-848
+// consumer group of franz-go members, takes a share of the partitions
+// through JoinGroup and SyncGroup, and leaves; records produced throughout
+// are all consumed, none twice.
+func TestKIP848LibrdkafkaClassicMemberInConsumerGroup(t *testing.T) {
+	skipOnKfake(t, "kfake does not serve classic members in consumer groups")
+	requirePythonModule(t, "confluent_kafka", "python3-confluent-kafka")
+	b := StartBroker(t, append(groupBrokerOptions, WithOverride("group.consumer.heartbeat.interval.ms", "200"))...)
+	adm := newAdmin(t, b)
+	const topic, group, partitions = "migration-librdkafka", "migration-librdkafka-group", 4
+	createTopic(t, adm, topic, partitions, nil)
+	l := &ledger{seen: map[string]int{}}
+	m := startMigratingMember(t, b, group, topic, l, true)
+	defer m.close()
+
+	stop := make(chan struct{})
+	produced := make(chan int, 1)
+	go func() {
+		cl := newClient(t, b, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+		n := 0
+		for {
+			select {
+			case <-stop:
+				if err := cl.Flush(context.Background()); err != nil {
+					t.Errorf("flush: %v", err)
+				}
+				produced <- n
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			for range 4 {
+				cl.Produce(context.Background(), &kgo.Record{Topic: topic, Value: []byte(strconv.Itoa(n))}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						t.Errorf("produce: %v", err)
+					}
+				})
+				n++
+			}
+		}
+	}()
+
+	var res struct {
+		Values []string `json:"values"`
+		Owned  []int32  `json:"owned"`
+	}
+	runPythonScript(t, 90*time.Second, &res, "groups_librdkafka_migration.py", b.Addr(), topic, group, "4")
+	if len(res.Owned) == 0 || len(res.Values) == 0 {
+		t.Fatalf("the librdkafka member owned %v and consumed %d records", res.Owned, len(res.Values))
+	}
+	close(stop)
+	n := <-produced
+	l.mu.Lock()
+	for _, v := range res.Values {
+		l.seen[v]++
+	}
+	l.mu.Unlock()
+	eventually(t, 60*time.Second, func() error {
+		if got, _ := l.check(n); got != n {
+			return fmt.Errorf("%d of %d records consumed", got, n)
+		}
+		return nil
+	})
+	got, dups := l.check(n)
+	t.Logf("%d records produced, %d consumed (%d by librdkafka, owning %v), %d consumed twice", n, got, len(res.Values), res.Owned, dups)
+	if dups != 0 {
+		t.Errorf("%d records consumed more than once", dups)
+	}
+}
