@@ -269,16 +269,28 @@ func TestKIP848OnlineMigrationUnderLoad(t *testing.T) {
 	})
 }
 
-// A librdkafka classic consumer (cooperative-sticky) joins a KIP-848
-// consumer group of franz-go members, takes a share of the partitions
-// through JoinGroup and SyncGroup, and leaves; records produced throughout
-// are all consumed, none twice.
-func TestKIP848LibrdkafkaClassicMemberInConsumerGroup(t *testing.T) {
+// Classic consumers of other clients in a KIP-848 consumer group: a
+// librdkafka cooperative-sticky consumer and a kafka-python eager (range)
+// one each join a group of franz-go consumer-protocol members, take a share
+// of the partitions through JoinGroup and SyncGroup, and leave; records
+// produced throughout are all consumed, none twice.
+func TestKIP848ClassicClientsInConsumerGroup(t *testing.T) {
 	skipOnKfake(t, "kfake does not serve classic members in consumer groups")
-	requirePythonModule(t, "confluent_kafka", "python3-confluent-kafka")
+	for _, tc := range []struct{ name, module, pkg, script string }{
+		{"librdkafka", "confluent_kafka", "python3-confluent-kafka", "groups_librdkafka_migration.py"},
+		{"kafka-python", "kafka", "python3-kafka", "groups_kafka_python_migration.py"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			requirePythonModule(t, tc.module, tc.pkg)
+			classicClientInConsumerGroup(t, tc.script)
+		})
+	}
+}
+
+func classicClientInConsumerGroup(t *testing.T, script string) {
 	b := StartBroker(t, append(groupBrokerOptions, WithOverride("group.consumer.heartbeat.interval.ms", "200"))...)
 	adm := newAdmin(t, b)
-	const topic, group, partitions = "migration-librdkafka", "migration-librdkafka-group", 4
+	const topic, group, partitions = "migration-classic-client", "migration-classic-client-group", 4
 	createTopic(t, adm, topic, partitions, nil)
 	l := &ledger{seen: map[string]int{}}
 	m := startMigratingMember(t, b, group, topic, l, true)
@@ -314,12 +326,12 @@ func TestKIP848LibrdkafkaClassicMemberInConsumerGroup(t *testing.T) {
 		Values []string `json:"values"`
 		Owned  []int32  `json:"owned"`
 	}
-	runPythonScript(t, 90*time.Second, &res, "groups_librdkafka_migration.py", b.Addr(), topic, group, "4")
-	if len(res.Owned) == 0 || len(res.Values) == 0 {
-		t.Fatalf("the librdkafka member owned %v and consumed %d records", res.Owned, len(res.Values))
-	}
+	runPythonScript(t, 90*time.Second, &res, script, b.Addr(), topic, group, "4")
 	close(stop)
 	n := <-produced
+	if len(res.Owned) == 0 || len(res.Values) == 0 {
+		t.Fatalf("the classic member owned %v and consumed %d records", res.Owned, len(res.Values))
+	}
 	l.mu.Lock()
 	for _, v := range res.Values {
 		l.seen[v]++
@@ -332,7 +344,7 @@ func TestKIP848LibrdkafkaClassicMemberInConsumerGroup(t *testing.T) {
 		return nil
 	})
 	got, dups := l.check(n)
-	t.Logf("%d records produced, %d consumed (%d by librdkafka, owning %v), %d consumed twice", n, got, len(res.Values), res.Owned, dups)
+	t.Logf("%d records produced, %d consumed (%d by the classic member, owning %v), %d consumed twice", n, got, len(res.Values), res.Owned, dups)
 	if dups != 0 {
 		t.Errorf("%d records consumed more than once", dups)
 	}
