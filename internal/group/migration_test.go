@@ -266,3 +266,34 @@ func TestMigrationClassicProtocolChecks(t *testing.T) {
 	garbage.Protocols[0].Metadata = []byte{0xff}
 	wantErr(t, "join without a consumer subscription", c.JoinGroup(ctx, garbage).Err, kerr.InconsistentGroupProtocol)
 }
+
+// A static classic member of a consumer group: a new incarnation of its
+// instance replaces it, a LeaveGroup by instance id removes it, and a
+// wrong member id for the instance is FENCED_INSTANCE_ID.
+func TestMigrationStaticClassicMember(t *testing.T) {
+	c := newConsumerTestCoordinator(t, newMemLog(), time.Minute)
+	ctx := context.Background()
+	const g = "static"
+	join(t, c, g, "first", "a")
+	req := classicJoinReq(g, "", nil)
+	req.InstanceID = strp("inst")
+	j := c.JoinGroup(ctx, req)
+	if j.Err != nil {
+		t.Fatalf("static classic join: %v", j.Err)
+	}
+	again := c.JoinGroup(ctx, req)
+	if again.Err != nil || again.MemberID == j.MemberID {
+		t.Fatalf("new incarnation: %+v", again)
+	}
+	if d := describe(t, c, g); len(d.Members) != 2 {
+		t.Fatalf("after the replacement: %d members", len(d.Members))
+	}
+	wantErr(t, "heartbeat of the replaced member", c.Heartbeat(g, j.MemberID, strp("inst"), j.Generation), kerr.FencedInstanceID)
+	_, errs := c.LeaveGroup(g, []LeaveMember{{MemberID: "someone-else", InstanceID: strp("inst")}})
+	wantErr(t, "leave with another member id", errs[0], kerr.FencedInstanceID)
+	_, errs = c.LeaveGroup(g, []LeaveMember{{InstanceID: strp("inst")}})
+	wantErr(t, "leave by instance id", errs[0], nil)
+	if d := describe(t, c, g); len(d.Members) != 1 {
+		t.Fatalf("after the leave: %d members", len(d.Members))
+	}
+}
