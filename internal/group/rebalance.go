@@ -181,12 +181,10 @@ func (g *Group) joinLocked(req JoinRequest) (chan JoinResult, JoinResult) {
 	if cg := g.mu.consumer; cg != nil {
 		// A classic member may take over an empty consumer group,
 		// which Kafka converts; it joins a consumer group in use as
-		// a classic member of it (migration.go), unless
-		// group.consumer.migration.policy keeps the protocols apart.
+		// a classic member of it (migration.go), whatever
+		// group.consumer.migration.policy says: as in Kafka, the
+		// policy governs converting the group, not who may join it.
 		if len(cg.members) > 0 {
-			if g.c.cfg.MigrationPolicy == MigrationDisabled {
-				return fail(fmt.Errorf("%w: group %s uses the consumer protocol", kerr.InconsistentGroupProtocol, g.id))
-			}
 			return nil, g.classicJoinConsumerLocked(req)
 		}
 		if cg.epoch > 0 {
