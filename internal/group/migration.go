@@ -131,8 +131,8 @@ func (g *Group) upgradeLocked() error {
 			kerr.GroupIDNotFound, g.id, cfg.MigrationPolicy)
 	case g.mu.protocolType != consumerProtocolType:
 		return fmt.Errorf("%w: cannot upgrade group %s of protocol type %q to a consumer group", kerr.GroupIDNotFound, g.id, g.mu.protocolType)
-	case cfg.ConsumerMaxSize > 0 && len(g.mu.members) >= cfg.ConsumerMaxSize:
-		return fmt.Errorf("%w: cannot upgrade classic group %s: its %d members reach group.consumer.max.size",
+	case cfg.ConsumerMaxSize > 0 && len(g.mu.members) > cfg.ConsumerMaxSize:
+		return fmt.Errorf("%w: cannot upgrade classic group %s: its %d members exceed group.consumer.max.size",
 			kerr.GroupIDNotFound, g.id, len(g.mu.members))
 	}
 	topics := g.c.topicsSnapshot()
