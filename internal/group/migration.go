@@ -459,20 +459,16 @@ func (g *Group) classicSyncConsumerLocked(req SyncRequest) SyncResult {
 	if req.Generation != m.epoch {
 		return SyncResult{Err: fmt.Errorf("%w: generation %d, member epoch %d", kerr.IllegalGeneration, req.Generation, m.epoch)}
 	}
-	name := ""
-	if len(m.classic.protocols) > 0 {
-		name, _, _ = parseSubscription(m.classic.protocols)
-	}
+	// The protocol its JoinGroup answer named.
+	name, _, _ := parseSubscription(m.classic.protocols)
 	if (req.ProtocolType != nil && *req.ProtocolType != consumerProtocolType) ||
-		(req.ProtocolName != nil && !slices.ContainsFunc(m.classic.protocols, func(p Protocol) bool { return p.Name == *req.ProtocolName })) {
+		(req.ProtocolName != nil && *req.ProtocolName != name) {
 		return SyncResult{Err: kerr.InconsistentGroupProtocol}
-	}
-	if req.ProtocolName != nil {
-		name = *req.ProtocolName
 	}
 	// A newer group epoch means the member must rejoin first, unless it
 	// already did and must now finish revoking.
 	if g.mu.consumer.epoch > m.epoch && m.state != memberUnrevoked {
+		g.scheduleClassicWaitLocked(m, awaitRejoin)
 		return SyncResult{Err: kerr.RebalanceInProgress}
 	}
 	g.scheduleConsumerSessionLocked(m)
