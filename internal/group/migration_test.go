@@ -295,3 +295,27 @@ func TestMigrationStaticClassicMember(t *testing.T) {
 		t.Fatalf("after the leave: %d members", len(d.Members))
 	}
 }
+
+// The last consumer-protocol member's session expiring downgrades the
+// group too; the classic members keep their own (longer) sessions.
+func TestMigrationDowngradeOnSessionExpiry(t *testing.T) {
+	c := newConsumerTestCoordinator(t, newMemLog(), 150*time.Millisecond)
+	ctx := context.Background()
+	const g = "expiry"
+	join(t, c, g, "next", "a")
+	j := c.JoinGroup(ctx, classicJoinReq(g, "classic", nil))
+	if j.Err != nil {
+		t.Fatalf("classic join: %v", j.Err)
+	}
+	if s := c.SyncGroup(ctx, SyncRequest{GroupID: g, MemberID: "classic", Generation: j.Generation}); s.Err != nil {
+		t.Fatalf("sync: %v", s.Err)
+	}
+	waitFor(t, func() bool {
+		_, err := c.DescribeConsumerGroup(g)
+		return isErr(err, kerr.GroupIDNotFound)
+	})
+	d, err := c.DescribeGroup(g)
+	if err != nil || len(d.Members) != 1 || d.Members[0].MemberID != "classic" {
+		t.Fatalf("after the downgrade: %+v %v", d, err)
+	}
+}
