@@ -52,6 +52,14 @@ func (b *Broker) handleApiVersions(_ context.Context, r *server.Request) (kmsg.R
 	if resp.Version >= 3 {
 		b.addFeatures(resp)
 	}
+	if b.groups != nil && !b.groups.ConsumerProtocolEnabled() {
+		// group.coordinator.rebalance.protocols without "consumer":
+		// the KIP-848 APIs are not advertised, as Kafka's
+		// ApiVersionManager leaves them out.
+		resp.ApiKeys = slices.DeleteFunc(resp.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool {
+			return k.ApiKey == int16(kmsg.ConsumerGroupHeartbeat) || k.ApiKey == int16(kmsg.ConsumerGroupDescribe)
+		})
+	}
 	return resp, nil
 }
 

@@ -4,13 +4,14 @@ package broker
 // their epochs, assignor, and each member's subscription, current and
 // target assignment (group.Coordinator.DescribeConsumerGroup). A group
 // that does not exist or is a classic group is GROUP_ID_NOT_FOUND. v1 adds
-// the member type (1: a consumer-protocol member; classic members do not
-// join consumer groups here). Authorized operations, when asked, are
+// the member type (1: a consumer-protocol member, 0: a classic member
+// of a consumer group during an online migration). Authorized operations, when asked, are
 // every group operation (no ACLs).
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
@@ -34,6 +35,13 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *server.Requ
 			resp.Groups = append(resp.Groups, rg)
 			continue
 		}
+		if !b.groups.ConsumerProtocolEnabled() {
+			// Without the consumer protocol Kafka answers
+			// UNSUPPORTED_VERSION.
+			rg.ErrorCode = kerr.UnsupportedVersion.Code
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
 		d, err := b.groups.DescribeConsumerGroup(id)
 		if err != nil {
 			rg.ErrorCode = b.errCode(err)
@@ -54,6 +62,9 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *server.Requ
 			rm.Assignment = describedAssignment(m.Assignment)
 			rm.TargetAssignment = describedAssignment(m.TargetAssignment)
 			rm.MemberType = 1
+			if m.Classic {
+				rm.MemberType = 0 // a classic member (KIP-848 migration)
+			}
 			rg.Members = append(rg.Members, rm)
 		}
 		resp.Groups = append(resp.Groups, rg)

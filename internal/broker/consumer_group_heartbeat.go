@@ -12,6 +12,7 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
@@ -25,6 +26,12 @@ func (b *Broker) handleConsumerGroupHeartbeat(ctx context.Context, r *server.Req
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	if b.groups == nil {
 		resp.ErrorCode = b.errCode(errNoCoordinator)
+		return resp, nil
+	}
+	if !b.groups.ConsumerProtocolEnabled() {
+		// group.coordinator.rebalance.protocols without "consumer":
+		// Kafka answers UNSUPPORTED_VERSION.
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		return resp, nil
 	}
 	hr := group.ConsumerHeartbeatRequest{

@@ -34,6 +34,24 @@ func waitCoordinator(t *testing.T, c *conn, group string) {
 	}
 }
 
+// waitAllLoaded waits until every __consumer_offsets partition led here
+// is loaded: until then ListGroups, and groups of a loading partition,
+// answer COORDINATOR_LOAD_IN_PROGRESS.
+func waitAllLoaded(t *testing.T, c *conn) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		lr := do[*kmsg.ListGroupsResponse](c, 5, kmsg.NewPtrListGroupsRequest())
+		if lr.ErrorCode == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("__consumer_offsets not loaded within 10s: error %d", lr.ErrorCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func cgHeartbeat(c *conn, v int16, group, member string, epoch int32, topics []string, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) *kmsg.ConsumerGroupHeartbeatResponse {
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Group, req.MemberID, req.MemberEpoch = group, member, epoch
@@ -47,10 +65,11 @@ func cgHeartbeat(c *conn, v int16, group, member string, epoch int32, topics []s
 }
 
 func TestConsumerGroupHeartbeatAndDescribe(t *testing.T) {
-	tn := startNode(t, map[string]string{"group.consumer.heartbeat.interval.ms": "1234"})
+	tn := startNode(t, map[string]string{"group.consumer.heartbeat.interval.ms": "1234", "group.consumer.min.heartbeat.interval.ms": "1000"})
 	c := tn.dial()
 	id := createTopic(c, "cg-topic", 3, nil)
 	waitCoordinator(t, c, "cg")
+	waitAllLoaded(t, c)
 
 	// v0: the coordinator names the member.
 	r := cgHeartbeat(c, 0, "cg", "", 0, []string{"cg-topic"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{})

@@ -12,11 +12,18 @@ package broker
 // generation-based commit to a group that does not exist. Metadata longer
 // than offset.metadata.max.bytes is OFFSET_METADATA_TOO_LARGE for that
 // partition.
+//
+// A partition missing from the metadata image (its topic, or the partition
+// index) is UNKNOWN_TOPIC_OR_PARTITION and is not handed to the
+// coordinator, as Kafka's KafkaApis filters a commit against its metadata
+// cache before the group sees it; when no partition is left the group is not
+// consulted at all.
 
 import (
 	"context"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
@@ -42,8 +49,18 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *server.Request) (kms
 	if r.Version >= 2 && r.Version <= 4 && req.RetentionTimeMillis != -1 {
 		cr.Retention, cr.RetentionSet = time.Duration(req.RetentionTimeMillis)*time.Millisecond, true
 	}
+	img := b.meta.Image()
+	// unknown marks the request's partitions (in order) that are not in
+	// the image.
+	var unknown []bool
 	for _, t := range req.Topics {
+		ti, topicOK := img.Topic(t.Topic)
 		for _, p := range t.Partitions {
+			exists := topicOK && p.Partition >= 0 && int(p.Partition) < len(ti.Partitions) && ti.Partitions[p.Partition] != nil
+			unknown = append(unknown, !exists)
+			if !exists {
+				continue
+			}
 			o := group.CommitOffset{
 				TopicPartition:  group.TopicPartition{Topic: t.Topic, Partition: p.Partition},
 				Offset:          p.Offset,
@@ -62,21 +79,32 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *server.Request) (kms
 	}
 	var groupErr error
 	var errs []error
-	if b.groups == nil {
+	switch {
+	case len(cr.Offsets) == 0 && len(unknown) > 0:
+		// Every partition is unknown: nothing reaches the group.
+	case b.groups == nil:
 		groupErr = errNoCoordinator
-	} else {
+	default:
 		groupErr, errs = b.groups.CommitOffsets(ctx, cr)
 	}
-	i := 0
+	i, k := 0, 0 // i: the request's partitions; k: those sent to the group
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			err := groupErr
-			if err == nil {
-				err = errs[i]
+			var err error
+			switch {
+			case unknown[i]:
+				err = kerr.UnknownTopicOrPartition
+			case groupErr != nil:
+				err = groupErr
+			default:
+				err = errs[k]
+			}
+			if !unknown[i] {
+				k++
 			}
 			rp.ErrorCode = b.errCode(err)
 			rt.Partitions = append(rt.Partitions, rp)

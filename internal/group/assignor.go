@@ -101,7 +101,6 @@ type topicMeta struct {
 	name       string
 	id         metadata.Uuid
 	partitions int32
-	internal   bool // regex subscriptions do not match internal topics
 }
 
 // assignorMember is one member as an assignor sees it.

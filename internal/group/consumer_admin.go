@@ -23,6 +23,14 @@ func (g *Group) validateConsumerCommitLocked(req CommitRequest) error {
 	if m == nil {
 		return fmt.Errorf("%w: member %q is not in consumer group %s", kerr.UnknownMemberID, req.MemberID, g.id)
 	}
+	if m.isClassic() {
+		// A classic member commits at any version with its
+		// generation, which is its member epoch.
+		if req.Generation != m.epoch {
+			return fmt.Errorf("%w: member %s committed with generation %d, its epoch is %d", kerr.IllegalGeneration, m.id, req.Generation, m.epoch)
+		}
+		return nil
+	}
 	if !req.GroupIDNotFoundForUnknown {
 		// That flag is set exactly for v9+.
 		return fmt.Errorf("%w: OffsetCommit version 9 or above must be used by members using the consumer group protocol", kerr.UnsupportedVersion)
@@ -70,6 +78,8 @@ type ConsumerMemberDescription struct {
 	SubscribedTopicRegex *string
 	Assignment           []NamedTopicPartitions
 	TargetAssignment     []NamedTopicPartitions
+	// Classic is set for a member speaking the classic protocol.
+	Classic bool
 }
 
 // NamedTopicPartitions are partitions of a topic known by id and name ("" if
@@ -134,6 +144,7 @@ func (c *Coordinator) DescribeConsumerGroup(groupID string) (ConsumerGroupDescri
 			ClientID: m.clientID, ClientHost: m.clientHost,
 			SubscribedTopicNames: slices.Clone(m.topics), SubscribedTopicRegex: m.regex,
 			Assignment: named(m.assigned), TargetAssignment: named(cg.target[m.id]),
+			Classic: m.isClassic(),
 		})
 	}
 	return d, nil

@@ -76,6 +76,12 @@ type consumerMember struct {
 	sessionSeq    uint64
 	revocation    *time.Timer // bounds UNREVOKED_PARTITIONS by the rebalance timeout
 	revocationSeq uint64
+	// classicWait bounds, by the rebalance timeout, a classic member's
+	// wait to rejoin (told REBALANCE_IN_PROGRESS) or to sync (after its
+	// JoinGroup); see migration.go.
+	classicWait     *time.Timer
+	classicWaitSeq  uint64
+	classicWaitKind classicWaitKind
 }
 
 // cloneState copies the member's data, not its timers.
@@ -158,6 +164,7 @@ func (cg *consumerGroup) install(m, old *consumerMember) {
 		cg.setOwners(old, "")
 		m.session, m.sessionSeq = old.session, old.sessionSeq
 		m.revocation, m.revocationSeq = old.revocation, old.revocationSeq
+		m.classicWait, m.classicWaitSeq, m.classicWaitKind = old.classicWait, old.classicWaitSeq, old.classicWaitKind
 		if old.instanceID != nil && cg.static[*old.instanceID] == old.id {
 			delete(cg.static, *old.instanceID)
 		}
@@ -196,6 +203,7 @@ func stopMemberTimers(m *consumerMember) {
 		m.revocation.Stop()
 	}
 	m.revocationSeq++
+	m.stopClassicWait()
 }
 
 // TopicPartitions are partitions of one topic, by topic id.
@@ -274,8 +282,12 @@ func validateHeartbeat(req *ConsumerHeartbeatRequest) (*regexp.Regexp, error) {
 	if req.SubscribedTopicRegex == nil || *req.SubscribedTopicRegex == "" {
 		return nil, nil
 	}
-	// Kafka matches with RE2/J, whose syntax Go's regexp shares, and
-	// requires the whole topic name to match.
+	// Kafka compiles the regex with RE2/J and requires the whole topic
+	// name to match (Pattern.matcher(topic).matches()). Go's regexp is
+	// the same RE2 syntax: both refuse back-references, look-arounds and
+	// possessive quantifiers, both take \p{Greek}-style Unicode classes
+	// and (?i) flags; what one refuses the other does, so a refused regex
+	// is INVALID_REGULAR_EXPRESSION as in Kafka.
 	re, err := regexp.Compile("^(?:" + *req.SubscribedTopicRegex + ")$")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", kerr.InvalidRegularExpression, err)
@@ -310,7 +322,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req ConsumerHeartbeatRequest) Consu
 	}
 	defer g.mu.Unlock()
 	if g.mu.consumer == nil {
-		if err := g.becomeConsumerGroupLocked(); err != nil {
+		if err := g.becomeConsumerGroupLocked(req.MemberEpoch == 0); err != nil {
 			return fail(err)
 		}
 	}
@@ -328,9 +340,13 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req ConsumerHeartbeatRequest) Consu
 
 // becomeConsumerGroupLocked turns an empty classic group (or one that
 // only holds offsets) into a consumer group, as Kafka converts it on the
-// first consumer-protocol join; a classic group with members is not a
-// consumer group.
-func (g *Group) becomeConsumerGroupLocked() error {
+// first consumer-protocol join; a classic group with members is upgraded
+// when a member joins (migration.go) and group.consumer.migration.policy
+// allows it.
+func (g *Group) becomeConsumerGroupLocked(joining bool) error {
+	if len(g.mu.members) > 0 && joining {
+		return g.upgradeLocked()
+	}
 	if len(g.mu.members) > 0 || len(g.mu.pending) > 0 || g.mu.state != StateEmpty {
 		return fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, g.id)
 	}
@@ -545,8 +561,10 @@ func (m *consumerMember) applyRequest(req ConsumerHeartbeatRequest, re *regexp.R
 
 // subscription resolves the group's subscriptions, with override in place
 // of the member of the same id and without the member removed, against
-// topics: the existing topics some member subscribes to by name or regex
-// (a regex does not match internal topics, as in Kafka).
+// topics: the existing topics some member subscribes to by name or regex.
+// A regex is matched against every topic name, internal ones included, as
+// Kafka 4's GroupMetadataManager.refreshRegularExpressions scans the whole
+// image: `__.*` subscribes to __consumer_offsets, `.*` too.
 func (cg *consumerGroup) subscription(topics map[string]topicMeta, override *consumerMember, removed string) map[string]topicMeta {
 	out := map[string]topicMeta{}
 	add := func(m *consumerMember) {
@@ -557,7 +575,7 @@ func (cg *consumerGroup) subscription(topics map[string]topicMeta, override *con
 		}
 		if m.re != nil {
 			for name, t := range topics {
-				if !t.internal && m.re.MatchString(name) {
+				if m.re.MatchString(name) {
 					out[name] = t
 				}
 			}
@@ -579,7 +597,7 @@ func (cg *consumerGroup) subscription(topics map[string]topicMeta, override *con
 func memberTopics(m *consumerMember, subs map[string]topicMeta) []metadata.Uuid {
 	var ids []metadata.Uuid
 	for name, t := range subs {
-		if slices.Contains(m.topics, name) || (m.re != nil && !t.internal && m.re.MatchString(name)) {
+		if slices.Contains(m.topics, name) || (m.re != nil && m.re.MatchString(name)) {
 			ids = append(ids, t.id)
 		}
 	}
@@ -748,6 +766,10 @@ func (g *Group) fenceConsumerMemberLocked(m *consumerMember, why string) error {
 	cg.epoch++
 	g.syncConsumerStateLocked()
 	g.c.logger.Info("consumer group member removed", "group", g.id, "member", m.id, "reason", why)
+	// Downgraded, the classic group's generation is the epoch before
+	// the leave, as Kafka converts the group instead of bumping it: the
+	// classic members' commits at their epoch are still accepted.
+	g.maybeDowngradeLocked(cg.epoch - 1)
 	return nil
 }
 
@@ -765,14 +787,15 @@ func (g *Group) syncConsumerStateLocked() {
 }
 
 // scheduleConsumerSessionLocked (re)starts m's session: without a
-// heartbeat within group.consumer.session.timeout.ms it is fenced.
+// heartbeat within group.consumer.session.timeout.ms (a classic member:
+// its own session timeout) it is fenced.
 func (g *Group) scheduleConsumerSessionLocked(m *consumerMember) {
 	if m.session != nil {
 		m.session.Stop()
 	}
 	m.sessionSeq++
 	seq := m.sessionSeq
-	m.session = time.AfterFunc(g.c.cfg.ConsumerSessionTimeout, func() {
+	m.session = time.AfterFunc(m.sessionTimeout(&g.c.cfg), func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if g.mu.state == StateDead || g.mu.consumer == nil || g.mu.consumer.members[m.id] != m || m.sessionSeq != seq {

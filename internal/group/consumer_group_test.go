@@ -345,3 +345,57 @@ func TestConsumerGroupOffsetCommit(t *testing.T) {
 }
 
 func asKerr(err error, ke **kerr.Error) bool { return errors.As(err, ke) }
+
+// A regex subscription matches whole topic names, internal topics
+// included when the regex names them (Kafka 4 resolves against every topic
+// of the image), and is resolved again when topics appear: the next
+// heartbeat bumps the group epoch and assigns the new topic.
+func TestConsumerRegexSubscription(t *testing.T) {
+	c := newConsumerTestCoordinator(t, newMemLog(), time.Minute)
+	internalID := metadata.Uuid{9}
+	c.setTopics(map[string]topicMeta{
+		"a":                  {name: "a", id: topicA, partitions: 4},
+		"ab":                 {name: "ab", id: topicB, partitions: 2},
+		"__consumer_offsets": {name: "__consumer_offsets", id: internalID, partitions: 1},
+	})
+	hb := func(id string, epoch int32, regex string, owned assignment) ConsumerHeartbeatResult {
+		req := ConsumerHeartbeatRequest{Version: 1, GroupID: "re-" + id, MemberID: id, MemberEpoch: epoch,
+			RebalanceTimeoutMs: 5000, Owned: assignmentList(owned)}
+		if regex != "" {
+			req.SubscribedTopicRegex = &regex
+		}
+		return c.ConsumerGroupHeartbeat(req)
+	}
+	// Full match: "a" does not match "ab".
+	r := hb("full", 0, "a", assignment{})
+	if r.Err != nil || ownedAssignment(r.Assignment).size() != 4 || !ownedAssignment(r.Assignment).has(topicA, 0) {
+		t.Fatalf("regex a: %+v", r)
+	}
+	// An internal topic is matched when the regex names it.
+	r = hb("internal", 0, "__.*", assignment{})
+	if r.Err != nil || ownedAssignment(r.Assignment).size() != 1 || !ownedAssignment(r.Assignment).has(internalID, 0) {
+		t.Fatalf("regex __.*: %+v", r)
+	}
+	// Java-only or non-RE2 syntax is refused, as RE2/J refuses it.
+	for _, bad := range []string{"a(?=b)", "(a)\\1", "a*+", "[a"} {
+		if r := hb("bad", 0, bad, assignment{}); !errors.Is(r.Err, kerr.InvalidRegularExpression) {
+			t.Errorf("regex %q: %v, want INVALID_REGULAR_EXPRESSION", bad, r.Err)
+		}
+	}
+	// A topic created later is picked up on the next heartbeat.
+	r = hb("later", 0, "new-.*", assignment{})
+	if r.Err != nil || ownedAssignment(r.Assignment).size() != 0 {
+		t.Fatalf("regex new-.* before the topic: %+v", r)
+	}
+	epoch := r.MemberEpoch
+	topics := c.topicsSnapshot()
+	next := map[string]topicMeta{"new-1": {name: "new-1", id: metadata.Uuid{7}, partitions: 3}}
+	for k, v := range topics {
+		next[k] = v
+	}
+	c.setTopics(next)
+	r = hb("later", epoch, "new-.*", assignment{})
+	if r.Err != nil || r.MemberEpoch <= epoch || ownedAssignment(r.Assignment).size() != 3 {
+		t.Fatalf("regex new-.* after the topic: %+v", r)
+	}
+}

@@ -27,13 +27,16 @@ func (cfg *Config) setConsumerDefaults() {
 	if len(cfg.ConsumerAssignors) == 0 {
 		cfg.ConsumerAssignors = []string{"uniform", "range"}
 	}
+	if cfg.MigrationPolicy == "" {
+		cfg.MigrationPolicy = MigrationBidirectional
+	}
 }
 
 // topicsOfImage lists the image's topics for subscription resolution.
 func topicsOfImage(img *metadata.Image) map[string]topicMeta {
 	out := map[string]topicMeta{}
 	for _, t := range img.Topics() {
-		out[t.Name] = topicMeta{name: t.Name, id: t.ID, partitions: int32(len(t.Partitions)), internal: t.IsInternal}
+		out[t.Name] = topicMeta{name: t.Name, id: t.ID, partitions: int32(len(t.Partitions))}
 	}
 	return out
 }

@@ -51,6 +51,10 @@ const (
 	recCurrentMemberAssignment    = 8
 )
 
+// classicMemberMetadataTag is ConsumerGroupMemberMetadataValue's tag of
+// ClassicMemberMetadata.
+const classicMemberMetadataTag = 0
+
 // consumerRecord is one replayed consumer group record; which fields are
 // set depends on kind. A nil value (tombstone) sets only the key fields.
 type consumerRecord struct {
@@ -79,6 +83,16 @@ type memberMetadata struct {
 	regex                *string
 	rebalanceTimeoutMs   int32
 	serverAssignor       *string
+	// classic is set for a member speaking the classic protocol in a
+	// consumer group (KIP-848 online migration); nil otherwise.
+	classic *classicMetadata
+}
+
+// classicMetadata is ConsumerGroupMemberMetadataValue's ClassicMemberMetadata
+// (tagged field 0): what a classic member joined with.
+type classicMetadata struct {
+	sessionTimeoutMs int32
+	protocols        []Protocol
 }
 
 // --- encoding ---
@@ -154,7 +168,27 @@ func memberMetadataRecord(group, member string, m memberMetadata) kv {
 	w.nullableString(m.regex)
 	w.int32(m.rebalanceTimeoutMs)
 	w.nullableString(m.serverAssignor)
-	w.noTags()
+	if m.classic == nil {
+		w.noTags()
+	} else {
+		// Tag 0, ClassicMemberMetadata: a nullable struct, so its
+		// body starts with a presence byte.
+		body := &flexWriter{}
+		body.int8(1)
+		body.int32(m.classic.sessionTimeoutMs)
+		body.uvarint(len(m.classic.protocols) + 1)
+		for _, p := range m.classic.protocols {
+			body.string(p.Name)
+			body.uvarint(len(p.Metadata) + 1)
+			body.b = append(body.b, p.Metadata...)
+			body.noTags()
+		}
+		body.noTags()
+		w.uvarint(1)
+		w.uvarint(classicMemberMetadataTag)
+		w.uvarint(len(body.b))
+		w.b = append(w.b, body.b...)
+	}
 	return kv{key: consumerKey(recConsumerMemberMetadata, group, member), value: w.b}
 }
 
@@ -293,7 +327,9 @@ func (r *reader) assignment() assignment {
 		var id metadata.Uuid
 		copy(id[:], r.take(16))
 		np := r.uvarint() - 1
-		ps := make([]int32, 0, max(np, 0))
+		// Each partition takes 4 bytes: a count the value cannot hold
+		// fails on reading, without reserving room for it first.
+		ps := make([]int32, 0, min(max(np, 0), len(r.b)/4))
 		for j := 0; j < np && r.err == nil; j++ {
 			ps = append(ps, r.int32())
 		}
@@ -340,6 +376,8 @@ func decodeConsumerRecord(kind int16, key, value []byte) (consumerRecord, error)
 		m.regex = r.nullableString()
 		m.rebalanceTimeoutMs = r.int32()
 		m.serverAssignor = r.nullableString()
+		m.classic = r.memberMetadataTags()
+		return rec, r.valueErr(kind)
 	case recTargetAssignmentMember:
 		rec.partitions = r.assignment()
 	case recCurrentMemberAssignment:
@@ -350,8 +388,45 @@ func decodeConsumerRecord(kind int16, key, value []byte) (consumerRecord, error)
 		rec.revoking = r.assignment()
 	}
 	r.skipTags()
+	return rec, r.valueErr(kind)
+}
+
+func (r *reader) valueErr(kind int16) error {
 	if r.err != nil {
-		return rec, fmt.Errorf("%w: consumer group record value of type %d: %v", kerr.CorruptMessage, kind, r.err)
+		return fmt.Errorf("%w: consumer group record value of type %d: %v", kerr.CorruptMessage, kind, r.err)
 	}
-	return rec, nil
+	return nil
+}
+
+// memberMetadataTags reads ConsumerGroupMemberMetadataValue's tagged
+// fields: ClassicMemberMetadata (tag 0) is kept, the others skipped.
+func (r *reader) memberMetadataTags() *classicMetadata {
+	var cm *classicMetadata
+	n := r.uvarint()
+	for i := 0; i < n && r.err == nil; i++ {
+		tag := r.uvarint()
+		body := r.take(r.uvarint())
+		if tag != classicMemberMetadataTag || r.err != nil {
+			continue
+		}
+		br := &reader{b: body}
+		if br.int8() < 0 {
+			continue // null
+		}
+		c := &classicMetadata{sessionTimeoutMs: br.int32()}
+		np := br.uvarint() - 1
+		for j := 0; j < np && br.err == nil; j++ {
+			name := br.string()
+			md := br.take(br.uvarint() - 1)
+			br.skipTags()
+			c.protocols = append(c.protocols, Protocol{Name: name, Metadata: slices.Clone(md)})
+		}
+		br.skipTags()
+		if br.err != nil {
+			r.err = br.err
+			return nil
+		}
+		cm = c
+	}
+	return cm
 }

@@ -11,65 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
 )
-
-// Config is what the coordinator takes from the broker's configuration.
-type Config struct {
-	NodeID int32
-	// NumPartitions is offsets.topic.num.partitions, used to place groups
-	// until __consumer_offsets exists (then its real partition count is).
-	NumPartitions int32
-	// InitialRebalanceDelay is group.initial.rebalance.delay.ms.
-	InitialRebalanceDelay time.Duration
-	// MinSessionTimeout and MaxSessionTimeout bound a member's session
-	// (group.min/max.session.timeout.ms).
-	MinSessionTimeout, MaxSessionTimeout time.Duration
-	// MaxSize is group.max.size.
-	MaxSize int
-	// OffsetMetadataMaxBytes is offset.metadata.max.bytes.
-	OffsetMetadataMaxBytes int
-	// OffsetsRetention is offsets.retention.minutes.
-	OffsetsRetention time.Duration
-	// RetentionCheckInterval is offsets.retention.check.interval.ms.
-	RetentionCheckInterval time.Duration
-	// LoadBufferSize is offsets.load.buffer.size: bytes read per step when
-	// loading a partition.
-	LoadBufferSize int
-	// ConsumerSessionTimeout is group.consumer.session.timeout.ms, the
-	// session of consumer-protocol (KIP-848) members.
-	ConsumerSessionTimeout time.Duration
-	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms.
-	ConsumerHeartbeatInterval time.Duration
-	// ConsumerMaxSize is group.consumer.max.size.
-	ConsumerMaxSize int
-	// ConsumerAssignors is group.consumer.assignors: the server-side
-	// assignors consumer groups may use, the first being the default.
-	// Empty means Kafka's default, uniform then range.
-	ConsumerAssignors []string
-}
-
-// ConfigFromBroker derives the coordinator's Config from the broker's.
-func ConfigFromBroker(b *config.Broker) Config {
-	return Config{
-		NodeID:                 b.NodeID,
-		NumPartitions:          b.OffsetsTopicNumPartitions,
-		InitialRebalanceDelay:  time.Duration(b.GroupInitialRebalanceDelayMs) * time.Millisecond,
-		MinSessionTimeout:      time.Duration(b.GroupMinSessionTimeoutMs) * time.Millisecond,
-		MaxSessionTimeout:      time.Duration(b.GroupMaxSessionTimeoutMs) * time.Millisecond,
-		MaxSize:                int(b.GroupMaxSize),
-		OffsetMetadataMaxBytes: int(b.OffsetMetadataMaxBytes),
-		OffsetsRetention:       time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
-		RetentionCheckInterval: time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
-		LoadBufferSize:         int(b.OffsetsLoadBufferSize),
-
-		ConsumerSessionTimeout:    time.Duration(b.GroupConsumerSessionTimeoutMs) * time.Millisecond,
-		ConsumerHeartbeatInterval: time.Duration(b.GroupConsumerHeartbeatMs) * time.Millisecond,
-		ConsumerMaxSize:           int(b.GroupConsumerMaxSize),
-		ConsumerAssignors:         b.GroupConsumerAssignors,
-	}
-}
 
 // OffsetsLog is the coordinator's access to the __consumer_offsets
 // partitions led by this broker. PartitionLog implements it over the

@@ -180,10 +180,12 @@ func (g *Group) joinLocked(req JoinRequest) (chan JoinResult, JoinResult) {
 	}
 	if cg := g.mu.consumer; cg != nil {
 		// A classic member may take over an empty consumer group,
-		// which Kafka converts; a consumer group in use is not a
-		// classic group.
+		// which Kafka converts; it joins a consumer group in use as
+		// a classic member of it (migration.go), whatever
+		// group.consumer.migration.policy says: as in Kafka, the
+		// policy governs converting the group, not who may join it.
 		if len(cg.members) > 0 {
-			return fail(fmt.Errorf("%w: group %s uses the consumer protocol", kerr.InconsistentGroupProtocol, g.id))
+			return nil, g.classicJoinConsumerLocked(req)
 		}
 		if cg.epoch > 0 {
 			if err := g.c.appendRecords(g.partition, consumerGroupTombstones(g.id)); err != nil {
@@ -586,6 +588,9 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req SyncRequest) SyncResult
 
 func (g *Group) syncLocked(req SyncRequest) (chan SyncResult, SyncResult) {
 	fail := func(err error) (chan SyncResult, SyncResult) { return nil, SyncResult{Err: err} }
+	if g.mu.consumer != nil {
+		return nil, g.classicSyncConsumerLocked(req)
+	}
 	m, err := g.validateMemberLocked(req.MemberID, req.InstanceID)
 	if err != nil {
 		return fail(err)
@@ -662,6 +667,9 @@ func (c *Coordinator) Heartbeat(groupID, memberID string, instanceID *string, ge
 		return kerr.UnknownMemberID
 	}
 	defer g.mu.Unlock()
+	if g.mu.consumer != nil {
+		return g.classicHeartbeatConsumerLocked(memberID, instanceID, generation)
+	}
 	if g.mu.state == StateEmpty {
 		return kerr.UnknownMemberID
 	}
@@ -711,6 +719,9 @@ func (c *Coordinator) LeaveGroup(groupID string, members []LeaveMember) (error, 
 }
 
 func (g *Group) leaveLocked(lm LeaveMember) error {
+	if g.mu.consumer != nil {
+		return g.classicLeaveConsumerLocked(lm)
+	}
 	if lm.InstanceID != nil {
 		cur, ok := g.mu.static[*lm.InstanceID]
 		if !ok {

@@ -82,6 +82,12 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	// The group coordinator's settings are checked against each other
+	// before anything is opened.
+	groupCfg, err := group.ConfigFromBroker(cfg)
+	if err != nil {
+		return nil, err
+	}
 	n := &Node{cfg: cfg, log: log, ready: make(chan struct{})}
 	defer func() {
 		if err != nil {
@@ -177,7 +183,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Logger: log.With("component", "replication"),
 	})
 	n.groups = group.NewCoordinator(group.Options{
-		Config: group.ConfigFromBroker(cfg),
+		Config: groupCfg,
 		Log: group.PartitionLog{NodeID: cfg.NodeID, Partitions: n.partitions,
 			CommitTimeout: msDuration(int64(cfg.OffsetsCommitTimeoutMs))},
 		Logger: log.With("component", "groups"),

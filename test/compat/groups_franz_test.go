@@ -20,6 +20,9 @@ import (
 var groupBrokerOptions = []Option{
 	WithOverride("group.initial.rebalance.delay.ms", "0"),
 	WithOverride("group.min.session.timeout.ms", "1000"),
+	// KIP-848 members may heartbeat fast and have short sessions.
+	WithOverride("group.consumer.min.heartbeat.interval.ms", "100"),
+	WithOverride("group.consumer.min.session.timeout.ms", "3000"),
 	WithOverride("offsets.topic.num.partitions", "4"),
 }
 
