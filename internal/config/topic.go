@@ -71,6 +71,9 @@ func ValidateTopicConfigs(overrides map[string]string) error {
 			return err
 		}
 	}
+	if err := checkTopicSupport(overrides); err != nil {
+		return err
+	}
 	if v, ok := overrides["remote.storage.enable"]; ok && parseBool(v) {
 		// Kafka rejects this unless remote.log.storage.system.enable is set,
 		// which Vltava does not support.
@@ -261,7 +264,7 @@ func validateBrokerDynamic(changes map[string]string, perBroker bool) error {
 			return &Error{Code: kerr.InvalidConfig, Message: err.Error()}
 		}
 	}
-	return nil
+	return checkDynamicSupport(changes)
 }
 
 // setString prints names the way Scala prints a Set, as Kafka's messages do.
