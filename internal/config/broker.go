@@ -15,133 +15,133 @@ import (
 // functions, which apply Kafka's layering.
 type Broker struct {
 	// KRaft identity.
-	NodeID                  int32
-	ProcessRoles            []string // "broker", "controller"
-	BrokerRack              string   // "" if unset
-	ControllerListenerNames []string
-	ControllerQuorumVoters  string // raw config value
-	Voters                  []Voter
+	NodeID                  int32    `config:"node.id,broker.id"`
+	ProcessRoles            []string `config:"process.roles"` // "broker", "controller"
+	BrokerRack              string   `config:"broker.rack"`   // "" if unset
+	ControllerListenerNames []string `config:"controller.listener.names"`
+	ControllerQuorumVoters  string   // raw config value
+	Voters                  []Voter  `config:"controller.quorum.voters"`
 
 	// Network.
-	Listeners                   []Listener
-	AdvertisedListeners         []Listener // explicit, or the non-controller Listeners
+	Listeners                   []Listener `config:"listeners,listener.security.protocol.map"`
+	AdvertisedListeners         []Listener `config:"advertised.listeners"` // explicit, or the non-controller Listeners
 	ListenerSecurityProtocolMap map[string]string
-	InterBrokerListenerName     string
-	SocketSendBufferBytes       int32
-	SocketReceiveBufferBytes    int32
-	SocketRequestMaxBytes       int32
-	ConnectionsMaxIdleMs        int64
-	MaxConnections              int32
-	MaxConnectionsPerIP         int32
-	QueuedMaxRequests           int32
-	NumNetworkThreads           int32
-	NumIOThreads                int32
-	BackgroundThreads           int32
-	RequestTimeoutMs            int32
+	InterBrokerListenerName     string `config:"inter.broker.listener.name,security.inter.broker.protocol"`
+	SocketSendBufferBytes       int32  `config:"socket.send.buffer.bytes"`
+	SocketReceiveBufferBytes    int32  `config:"socket.receive.buffer.bytes"`
+	SocketRequestMaxBytes       int32  `config:"socket.request.max.bytes"`
+	ConnectionsMaxIdleMs        int64  `config:"connections.max.idle.ms"`
+	MaxConnections              int32  `config:"max.connections"`
+	MaxConnectionsPerIP         int32  `config:"max.connections.per.ip"`
+	QueuedMaxRequests           int32  `config:"queued.max.requests"`
+	NumNetworkThreads           int32  `config:"num.network.threads"`
+	NumIOThreads                int32  `config:"num.io.threads"`
+	BackgroundThreads           int32  `config:"background.threads"`
+	RequestTimeoutMs            int32  `config:"request.timeout.ms"`
 
 	// Storage and log defaults.
-	LogDirs                                 []string
-	MetadataLogDir                          string // explicit, or LogDirs[0]
-	NumRecoveryThreadsPerDataDir            int32
-	NumPartitions                           int32
-	DefaultReplicationFactor                int16
-	AutoCreateTopicsEnable                  bool
-	DeleteTopicEnable                       bool
-	MessageMaxBytes                         int32
-	LogSegmentBytes                         int32
-	LogRollMs                               int64 // log.roll.ms, else log.roll.hours
-	LogRollJitterMs                         int64 // log.roll.jitter.ms, else log.roll.jitter.hours
-	LogRetentionMs                          int64 // log.retention.ms > .minutes > .hours; -1 = forever
-	LogRetentionBytes                       int64
-	LogRetentionCheckIntervalMs             int64
-	LogCleanupPolicy                        []string
-	LogIndexIntervalBytes                   int32
-	LogIndexSizeMaxBytes                    int32
-	LogFlushIntervalMessages                int64
-	LogFlushIntervalMs                      int64 // log.flush.interval.ms, else log.flush.scheduler.interval.ms
-	LogFlushSchedulerIntervalMs             int64
-	LogFlushOffsetCheckpointIntervalMs      int32
-	LogFlushStartOffsetCheckpointIntervalMs int32
-	LogSegmentDeleteDelayMs                 int64
-	LogPreallocate                          bool
-	LogMessageTimestampType                 string
+	LogDirs                                 []string `config:"log.dirs,log.dir"`
+	MetadataLogDir                          string   `config:"metadata.log.dir"` // explicit, or LogDirs[0]
+	NumRecoveryThreadsPerDataDir            int32    `config:"num.recovery.threads.per.data.dir"`
+	NumPartitions                           int32    `config:"num.partitions"`
+	DefaultReplicationFactor                int16    `config:"default.replication.factor"`
+	AutoCreateTopicsEnable                  bool     `config:"auto.create.topics.enable"`
+	DeleteTopicEnable                       bool     `config:"delete.topic.enable"`
+	MessageMaxBytes                         int32    `config:"message.max.bytes"`
+	LogSegmentBytes                         int32    `config:"log.segment.bytes"`
+	LogRollMs                               int64    // log.roll.ms, else log.roll.hours
+	LogRollJitterMs                         int64    // log.roll.jitter.ms, else log.roll.jitter.hours
+	LogRetentionMs                          int64    // log.retention.ms > .minutes > .hours; -1 = forever
+	LogRetentionBytes                       int64    `config:"log.retention.bytes"`
+	LogRetentionCheckIntervalMs             int64    `config:"log.retention.check.interval.ms"`
+	LogCleanupPolicy                        []string `config:"log.cleanup.policy"`
+	LogIndexIntervalBytes                   int32    `config:"log.index.interval.bytes"`
+	LogIndexSizeMaxBytes                    int32    `config:"log.index.size.max.bytes"`
+	LogFlushIntervalMessages                int64    `config:"log.flush.interval.messages"`
+	LogFlushIntervalMs                      int64    // log.flush.interval.ms, else log.flush.scheduler.interval.ms
+	LogFlushSchedulerIntervalMs             int64    `config:"log.flush.scheduler.interval.ms"`
+	LogFlushOffsetCheckpointIntervalMs      int32    `config:"log.flush.offset.checkpoint.interval.ms"`
+	LogFlushStartOffsetCheckpointIntervalMs int32    `config:"log.flush.start.offset.checkpoint.interval.ms"`
+	LogSegmentDeleteDelayMs                 int64    `config:"log.segment.delete.delay.ms"`
+	LogPreallocate                          bool     `config:"log.preallocate"`
+	LogMessageTimestampType                 string   `config:"log.message.timestamp.type"`
 	LogMessageTimestampBeforeMaxMs          int64
 	LogMessageTimestampAfterMaxMs           int64
-	CompressionType                         string
-	MinInsyncReplicas                       int32
-	UncleanLeaderElectionEnable             bool
+	CompressionType                         string `config:"compression.type"`
+	MinInsyncReplicas                       int32  `config:"min.insync.replicas"`
+	UncleanLeaderElectionEnable             bool   `config:"unclean.leader.election.enable"`
 
 	// Log cleaner.
-	LogCleanerEnable              bool
-	LogCleanerThreads             int32
-	LogCleanerBackoffMs           int64
-	LogCleanerDedupeBufferSize    int64
-	LogCleanerMinCleanableRatio   float64
-	LogCleanerDeleteRetentionMs   int64
-	LogCleanerMinCompactionLagMs  int64
-	LogCleanerMaxCompactionLagMs  int64
-	LogCleanerIOMaxBytesPerSecond float64
+	LogCleanerEnable              bool    `config:"log.cleaner.enable"`
+	LogCleanerThreads             int32   `config:"log.cleaner.threads"`
+	LogCleanerBackoffMs           int64   `config:"log.cleaner.backoff.ms"`
+	LogCleanerDedupeBufferSize    int64   `config:"log.cleaner.dedupe.buffer.size"`
+	LogCleanerMinCleanableRatio   float64 `config:"log.cleaner.min.cleanable.ratio"`
+	LogCleanerDeleteRetentionMs   int64   `config:"log.cleaner.delete.retention.ms"`
+	LogCleanerMinCompactionLagMs  int64   `config:"log.cleaner.min.compaction.lag.ms"`
+	LogCleanerMaxCompactionLagMs  int64   `config:"log.cleaner.max.compaction.lag.ms"`
+	LogCleanerIOMaxBytesPerSecond float64 `config:"log.cleaner.io.max.bytes.per.second"`
 
 	// Replication and fetch.
-	ReplicaLagTimeMaxMs                       int64
-	ReplicaFetchMaxBytes                      int32
-	ReplicaFetchResponseMaxBytes              int32
-	ReplicaFetchWaitMaxMs                     int32
-	ReplicaFetchMinBytes                      int32
-	ReplicaFetchBackoffMs                     int32
-	ReplicaSocketTimeoutMs                    int32
-	ReplicaHighWatermarkCheckpointIntervalMs  int64
-	NumReplicaFetchers                        int32
-	FetchMaxBytes                             int32
-	FetchPurgatoryPurgeIntervalRequests       int32
-	ProducerPurgatoryPurgeIntervalRequests    int32
-	DeleteRecordsPurgatoryPurgeIntervalReqs   int32
-	MaxIncrementalFetchSessionCacheSlots      int32
-	AutoLeaderRebalanceEnable                 bool
-	LeaderImbalanceCheckIntervalSeconds       int64
-	LeaderImbalancePerBrokerPercentage        int32
-	BrokerHeartbeatIntervalMs                 int32
-	BrokerSessionTimeoutMs                    int32
-	InitialBrokerRegistrationTimeoutMs        int32
-	MetadataMaxRetentionBytes                 int64
-	MetadataMaxRetentionMs                    int64
-	MetadataLogSegmentBytes                   int32
-	MetadataLogSegmentMs                      int64
-	MetadataLogMaxRecordBytesBetweenSnapshots int64
-	MetadataLogMaxSnapshotIntervalMs          int64
+	ReplicaLagTimeMaxMs                       int64 `config:"replica.lag.time.max.ms"`
+	ReplicaFetchMaxBytes                      int32 `config:"replica.fetch.max.bytes"`
+	ReplicaFetchResponseMaxBytes              int32 `config:"replica.fetch.response.max.bytes"`
+	ReplicaFetchWaitMaxMs                     int32 `config:"replica.fetch.wait.max.ms"`
+	ReplicaFetchMinBytes                      int32 `config:"replica.fetch.min.bytes"`
+	ReplicaFetchBackoffMs                     int32 `config:"replica.fetch.backoff.ms"`
+	ReplicaSocketTimeoutMs                    int32 `config:"replica.socket.timeout.ms"`
+	ReplicaHighWatermarkCheckpointIntervalMs  int64 `config:"replica.high.watermark.checkpoint.interval.ms"`
+	NumReplicaFetchers                        int32 `config:"num.replica.fetchers"`
+	FetchMaxBytes                             int32 `config:"fetch.max.bytes"`
+	FetchPurgatoryPurgeIntervalRequests       int32 `config:"fetch.purgatory.purge.interval.requests"`
+	ProducerPurgatoryPurgeIntervalRequests    int32 `config:"producer.purgatory.purge.interval.requests"`
+	DeleteRecordsPurgatoryPurgeIntervalReqs   int32 `config:"delete.records.purgatory.purge.interval.requests"`
+	MaxIncrementalFetchSessionCacheSlots      int32 `config:"max.incremental.fetch.session.cache.slots"`
+	AutoLeaderRebalanceEnable                 bool  `config:"auto.leader.rebalance.enable"`
+	LeaderImbalanceCheckIntervalSeconds       int64 `config:"leader.imbalance.check.interval.seconds"`
+	LeaderImbalancePerBrokerPercentage        int32 `config:"leader.imbalance.per.broker.percentage"`
+	BrokerHeartbeatIntervalMs                 int32 `config:"broker.heartbeat.interval.ms"`
+	BrokerSessionTimeoutMs                    int32 `config:"broker.session.timeout.ms"`
+	InitialBrokerRegistrationTimeoutMs        int32 `config:"initial.broker.registration.timeout.ms"`
+	MetadataMaxRetentionBytes                 int64 `config:"metadata.max.retention.bytes"`
+	MetadataMaxRetentionMs                    int64 `config:"metadata.max.retention.ms"`
+	MetadataLogSegmentBytes                   int32 `config:"metadata.log.segment.bytes"`
+	MetadataLogSegmentMs                      int64 `config:"metadata.log.segment.ms"`
+	MetadataLogMaxRecordBytesBetweenSnapshots int64 `config:"metadata.log.max.record.bytes.between.snapshots"`
+	MetadataLogMaxSnapshotIntervalMs          int64 `config:"metadata.log.max.snapshot.interval.ms"`
 
 	// Groups and offsets.
-	GroupInitialRebalanceDelayMs    int32
-	GroupMinSessionTimeoutMs        int32
-	GroupMaxSessionTimeoutMs        int32
-	GroupMaxSize                    int32
-	GroupCoordinatorProtocols       []string
-	GroupConsumerSessionTimeoutMs   int32
-	GroupConsumerHeartbeatMs        int32
-	GroupConsumerMaxSize            int32
-	GroupConsumerAssignors          []string
-	OffsetMetadataMaxBytes          int32
-	OffsetsRetentionMinutes         int32
-	OffsetsRetentionCheckIntervalMs int64
-	OffsetsTopicNumPartitions       int32
-	OffsetsTopicReplicationFactor   int16
-	OffsetsTopicSegmentBytes        int32
-	OffsetsCommitTimeoutMs          int32
-	OffsetsLoadBufferSize           int32
+	GroupInitialRebalanceDelayMs    int32    `config:"group.initial.rebalance.delay.ms"`
+	GroupMinSessionTimeoutMs        int32    `config:"group.min.session.timeout.ms"`
+	GroupMaxSessionTimeoutMs        int32    `config:"group.max.session.timeout.ms"`
+	GroupMaxSize                    int32    `config:"group.max.size"`
+	GroupCoordinatorProtocols       []string `config:"group.coordinator.rebalance.protocols"`
+	GroupConsumerSessionTimeoutMs   int32    `config:"group.consumer.session.timeout.ms"`
+	GroupConsumerHeartbeatMs        int32    `config:"group.consumer.heartbeat.interval.ms"`
+	GroupConsumerMaxSize            int32    `config:"group.consumer.max.size"`
+	GroupConsumerAssignors          []string `config:"group.consumer.assignors"`
+	OffsetMetadataMaxBytes          int32    `config:"offset.metadata.max.bytes"`
+	OffsetsRetentionMinutes         int32    `config:"offsets.retention.minutes"`
+	OffsetsRetentionCheckIntervalMs int64    `config:"offsets.retention.check.interval.ms"`
+	OffsetsTopicNumPartitions       int32    `config:"offsets.topic.num.partitions"`
+	OffsetsTopicReplicationFactor   int16    `config:"offsets.topic.replication.factor"`
+	OffsetsTopicSegmentBytes        int32    `config:"offsets.topic.segment.bytes"`
+	OffsetsCommitTimeoutMs          int32    `config:"offsets.commit.timeout.ms"`
+	OffsetsLoadBufferSize           int32    `config:"offsets.load.buffer.size"`
 
 	// Transactions and idempotence.
-	TransactionStateLogNumPartitions          int32
-	TransactionStateLogReplicationFactor      int16
-	TransactionStateLogMinISR                 int32
-	TransactionStateLogSegmentBytes           int32
-	TransactionStateLogLoadBufferSize         int32
-	TransactionMaxTimeoutMs                   int32
-	TransactionalIDExpirationMs               int32
-	TransactionAbortTimedOutCleanupIntervalMs int32
-	TransactionRemoveExpiredCleanupIntervalMs int32
-	TransactionPartitionVerificationEnable    bool
-	ProducerIDExpirationMs                    int32
-	ProducerIDExpirationCheckIntervalMs       int32
+	TransactionStateLogNumPartitions          int32 `config:"transaction.state.log.num.partitions"`
+	TransactionStateLogReplicationFactor      int16 `config:"transaction.state.log.replication.factor"`
+	TransactionStateLogMinISR                 int32 `config:"transaction.state.log.min.isr"`
+	TransactionStateLogSegmentBytes           int32 `config:"transaction.state.log.segment.bytes"`
+	TransactionStateLogLoadBufferSize         int32 `config:"transaction.state.log.load.buffer.size"`
+	TransactionMaxTimeoutMs                   int32 `config:"transaction.max.timeout.ms"`
+	TransactionalIDExpirationMs               int32 `config:"transactional.id.expiration.ms"`
+	TransactionAbortTimedOutCleanupIntervalMs int32 `config:"transaction.abort.timed.out.transaction.cleanup.interval.ms"`
+	TransactionRemoveExpiredCleanupIntervalMs int32 `config:"transaction.remove.expired.transaction.cleanup.interval.ms"`
+	TransactionPartitionVerificationEnable    bool  `config:"transaction.partition.verification.enable"`
+	ProducerIDExpirationMs                    int32 `config:"producer.id.expiration.ms"`
+	ProducerIDExpirationCheckIntervalMs       int32 `config:"producer.id.expiration.check.interval.ms"`
 
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.

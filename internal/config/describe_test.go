@@ -128,9 +128,9 @@ func TestDescribeBroker(t *testing.T) {
 	// Mirrors Kafka's DynamicBrokerReconfigurationTest expectations for
 	// static log.retention.ms and log.retention.hours.
 	b := mustParseBroker(t, map[string]string{
-		"log.retention.ms":      "1680000000",
-		"log.retention.hours":   "168",
-		"max.connections":       "4",
+		"log.retention.ms":    "1680000000",
+		"log.retention.hours": "168",
+		"max.connections":     "4",
 	})
 	b.Raw["ssl.keystore.password"] = "hunter2" // refused by ParseBroker until TLS lands
 	perBroker := map[string]string{"max.connections": "16"}

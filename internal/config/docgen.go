@@ -30,11 +30,25 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("\n`controller.quorum.voters` is empty by default, meaning a single-node quorum made of\n")
 	b.WriteString("this node; `log.dir` is honoured when `log.dirs` is not set.\n\n")
 
+	b.WriteString("## Support\n\n")
+	b.WriteString("No key is accepted and then ignored. The Support column of each table says what\n")
+	b.WriteString("Vltava does with the key:\n\n")
+	b.WriteString("- **honoured**: the value takes effect as in Kafka.\n")
+	b.WriteString("- **default only**: only the default is accepted, for the reason given. Any other\n")
+	b.WriteString("  value stops start-up with an error naming the key (broker keys, listener-prefixed\n")
+	b.WriteString("  forms included), or fails CreateTopics / AlterConfigs with INVALID_CONFIG (topic\n")
+	b.WriteString("  keys and dynamic broker configs).\n")
+	b.WriteString("- **ignored, as by Kafka**: Kafka itself accepts and ignores the key (deprecated).\n\n")
+	b.WriteString("A listener whose security protocol (from `listener.security.protocol.map`) is not\n")
+	b.WriteString("`PLAINTEXT`, and `security.inter.broker.protocol` other than `PLAINTEXT`, stop start-up:\n")
+	b.WriteString("TLS and SASL are not supported yet, and serving plain text instead would be silent.\n\n")
 	b.WriteString("## Broker configs\n\n")
 	b.WriteString("Dynamic keys can be changed at run time with AlterConfigs / IncrementalAlterConfigs;\n")
-	b.WriteString("read-only keys need a restart. A broker key that provides a topic config's default\n")
-	b.WriteString("names that topic config.\n\n")
-	b.WriteString("| Name | Type | Default | Valid values | Dynamic | Description |\n|---|---|---|---|---|---|\n")
+	b.WriteString("read-only keys need a restart. Of the keys Kafka can change at run time, Vltava applies\n")
+	b.WriteString("at run time the log defaults (a broker key that provides a topic config's default\n")
+	b.WriteString("names that topic config); a dynamic change to any other key is refused with\n")
+	b.WriteString("INVALID_CONFIG rather than stored and not applied.\n\n")
+	b.WriteString("| Name | Type | Default | Valid values | Dynamic | Support | Description |\n|---|---|---|---|---|---|---|\n")
 	for _, d := range BrokerDefs() {
 		desc := d.Doc
 		if d.TopicSynonym != "" {
@@ -44,14 +58,14 @@ func WriteMarkdown(w io.Writer) error {
 		if d.ReadOnly {
 			dyn = "no"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", d.Name, d.Type, mdDefault(d), mdCell(d.Valid), dyn, mdCell(desc))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", d.Name, d.Type, mdDefault(d), mdCell(d.Valid), dyn, mdCell(supportCell(BrokerSupport(d.Name))), mdCell(desc))
 	}
 
 	b.WriteString("\n## Topic configs\n\n")
 	b.WriteString("Set per topic with CreateTopics or AlterConfigs. When a topic does not override a key,\n")
 	b.WriteString("its value comes from the broker key in the \"Server default\" column (dynamic cluster\n")
 	b.WriteString("default first, then the static broker config, then the default shown).\n\n")
-	b.WriteString("| Name | Type | Default | Valid values | Server default | Description |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| Name | Type | Default | Valid values | Server default | Support | Description |\n|---|---|---|---|---|---|---|\n")
 	for _, d := range TopicDefs() {
 		server := ""
 		if s, ok := topicSynonyms[d.Name]; ok {
@@ -61,10 +75,19 @@ func WriteMarkdown(w io.Writer) error {
 			}
 			server = strings.Join(names, ", ")
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", d.Name, d.Type, mdDefault(d), mdCell(d.Valid), server, mdCell(d.Doc))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", d.Name, d.Type, mdDefault(d), mdCell(d.Valid), server, mdCell(supportCell(TopicSupport(d.Name))), mdCell(d.Doc))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// supportCell renders a key's status for the Support column: the status,
+// then the reason for anything but honoured.
+func supportCell(s Support) string {
+	if s.Reason == "" {
+		return s.Status.String()
+	}
+	return s.Status.String() + ": " + s.Reason
 }
 
 func mdDefault(d Def) string {

@@ -23,36 +23,36 @@ func (e *Error) Unwrap() error { return e.Code }
 // Topic is a topic's effective log configuration (Kafka's LogConfig). It is a
 // plain value; callers copy it freely.
 type Topic struct {
-	CleanupPolicyCompact        bool
-	CleanupPolicyDelete         bool
-	CompressionType             string // uncompressed, zstd, lz4, snappy, gzip or producer
-	CompressionGzipLevel        int32
-	CompressionLz4Level         int32
-	CompressionZstdLevel        int32
-	DeleteRetentionMs           int64
-	FileDeleteDelayMs           int64
-	FlushMessages               int64
-	FlushMs                     int64
-	IndexIntervalBytes          int32
-	MaxCompactionLagMs          int64
-	MaxMessageBytes             int32
-	MessageTimestampType        string // CreateTime or LogAppendTime
-	MessageTimestampBeforeMaxMs int64  // falls back to message.timestamp.difference.max.ms (KIP-937)
-	MessageTimestampAfterMaxMs  int64  // likewise
-	MinCleanableDirtyRatio      float64
-	MinCompactionLagMs          int64
-	MinInsyncReplicas           int32
-	Preallocate                 bool
-	RetentionBytes              int64 // -1: unlimited
-	RetentionMs                 int64 // -1: forever
-	SegmentBytes                int64 // an int in Kafka
-	SegmentIndexBytes           int32
-	SegmentJitterMs             int64
-	SegmentMs                   int64
-	UncleanLeaderElectionEnable bool
-	RemoteStorageEnable         bool
-	LocalRetentionMs            int64
-	LocalRetentionBytes         int64
+	CleanupPolicyCompact        bool    `config:"cleanup.policy"`
+	CleanupPolicyDelete         bool    `config:"cleanup.policy"`
+	CompressionType             string  `config:"compression.type"` // uncompressed, zstd, lz4, snappy, gzip or producer
+	CompressionGzipLevel        int32   `config:"compression.gzip.level"`
+	CompressionLz4Level         int32   `config:"compression.lz4.level"`
+	CompressionZstdLevel        int32   `config:"compression.zstd.level"`
+	DeleteRetentionMs           int64   `config:"delete.retention.ms"`
+	FileDeleteDelayMs           int64   `config:"file.delete.delay.ms"`
+	FlushMessages               int64   `config:"flush.messages"`
+	FlushMs                     int64   `config:"flush.ms"`
+	IndexIntervalBytes          int32   `config:"index.interval.bytes"`
+	MaxCompactionLagMs          int64   `config:"max.compaction.lag.ms"`
+	MaxMessageBytes             int32   `config:"max.message.bytes"`
+	MessageTimestampType        string  `config:"message.timestamp.type"`                                              // CreateTime or LogAppendTime
+	MessageTimestampBeforeMaxMs int64   `config:"message.timestamp.before.max.ms,message.timestamp.difference.max.ms"` // falls back to message.timestamp.difference.max.ms (KIP-937)
+	MessageTimestampAfterMaxMs  int64   `config:"message.timestamp.after.max.ms,message.timestamp.difference.max.ms"`  // likewise
+	MinCleanableDirtyRatio      float64 `config:"min.cleanable.dirty.ratio"`
+	MinCompactionLagMs          int64   `config:"min.compaction.lag.ms"`
+	MinInsyncReplicas           int32   `config:"min.insync.replicas"`
+	Preallocate                 bool    `config:"preallocate"`
+	RetentionBytes              int64   `config:"retention.bytes"` // -1: unlimited
+	RetentionMs                 int64   `config:"retention.ms"`    // -1: forever
+	SegmentBytes                int64   `config:"segment.bytes"`   // an int in Kafka
+	SegmentIndexBytes           int32   `config:"segment.index.bytes"`
+	SegmentJitterMs             int64   `config:"segment.jitter.ms"`
+	SegmentMs                   int64   `config:"segment.ms"`
+	UncleanLeaderElectionEnable bool    `config:"unclean.leader.election.enable"`
+	RemoteStorageEnable         bool    `config:"remote.storage.enable"`
+	LocalRetentionMs            int64   `config:"local.retention.ms"`
+	LocalRetentionBytes         int64   `config:"local.retention.bytes"`
 
 	// Overridden lists the topic-level keys set on the topic itself.
 	Overridden []string
@@ -71,13 +71,13 @@ func ValidateTopicConfigs(overrides map[string]string) error {
 			return err
 		}
 	}
-	if err := checkTopicSupport(overrides); err != nil {
-		return err
-	}
 	if v, ok := overrides["remote.storage.enable"]; ok && parseBool(v) {
 		// Kafka rejects this unless remote.log.storage.system.enable is set,
 		// which Vltava does not support.
 		return &Error{Code: kerr.InvalidConfig, Message: "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."}
+	}
+	if err := checkTopicSupport(overrides); err != nil {
+		return err
 	}
 	values := map[string]string{}
 	for _, k := range []string{"min.compaction.lag.ms", "max.compaction.lag.ms"} {
