@@ -146,6 +146,25 @@ type Broker struct {
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
 	Raw map[string]string
+
+	// defaults overrides Kafka's defaults for this node: singleNodeDefaults
+	// on a single-voter quorum, otherwise empty. DescribeConfigs reports
+	// them as DEFAULT_CONFIG.
+	defaults map[string]string
+}
+
+// SingleVoterQuorum reports whether this node forms a metadata quorum of
+// itself alone: a controller with no controller.quorum.voters.
+func (b *Broker) SingleVoterQuorum() bool {
+	return len(b.Voters) == 0 && contains(b.ProcessRoles, "controller")
+}
+
+// defaultOf returns the default of a broker key on this node.
+func (b *Broker) defaultOf(d *Def) (string, bool) {
+	if v, ok := b.defaults[d.Name]; ok {
+		return v, true
+	}
+	return d.Default, d.HasDefault
 }
 
 // LoadBroker reads a Java .properties file (path may be "" for none), applies
@@ -206,7 +225,7 @@ func ParseBroker(props map[string]string) (*Broker, []string, error) {
 	for k, v := range props {
 		raw[k] = v
 	}
-	b := &Broker{Raw: raw}
+	b := &Broker{Raw: raw, defaults: map[string]string{}}
 	if err := b.fill(); err != nil {
 		return nil, warnings, err
 	}
@@ -226,10 +245,27 @@ func get(props map[string]string, name string) (string, bool) {
 	return d.Default, d.HasDefault
 }
 
+func mustGet(props map[string]string, name string) string { v, _ := get(props, name); return v }
+
 // fill sets the typed fields from Raw and checks cross-key constraints.
 func (b *Broker) fill() error {
 	p := b.Raw
-	str := func(n string) string { v, _ := get(p, n); return v }
+	b.Voters, _ = ParseVoters(strings.TrimSpace(p["controller.quorum.voters"])) // validated already
+	b.ProcessRoles = splitList(mustGet(p, "process.roles"))
+	if b.SingleVoterQuorum() {
+		for k, v := range singleNodeDefaults {
+			b.defaults[k] = v
+		}
+	}
+	str := func(n string) string {
+		if _, set := p[n]; !set {
+			if v, ok := b.defaults[n]; ok {
+				return v
+			}
+		}
+		v, _ := get(p, n)
+		return v
+	}
 	i64 := func(n string) int64 { return parseInt(str(n)) }
 	i32 := func(n string) int32 { return int32(i64(n)) }
 	i16 := func(n string) int16 { return int16(i64(n)) }
@@ -522,7 +558,8 @@ func (b *Broker) Value(name string) (value string, source Source, ok bool) {
 	if v, set := b.Raw[name]; set {
 		return strings.TrimSpace(v), SourceStaticBrokerConfig, true
 	}
-	return d.Default, SourceDefaultConfig, true
+	v, _ := b.defaultOf(d)
+	return v, SourceDefaultConfig, true
 }
 
 // String renders the effective static config, one "key=value" line per known

@@ -14,9 +14,16 @@ var VltavaDefaults = map[string]string{
 	"node.id":                          "-1 (required)",
 	"listeners":                        "PLAINTEXT://:9092",
 	"log.dirs":                         "null (falls back to log.dir=/tmp/kafka-logs)",
-	"offsets.topic.replication.factor": "3",
-	"transaction.state.log.replication.factor": "3",
-	"transaction.state.log.min.isr":            "2",
+}
+
+// singleNodeDefaults are the defaults a node that is a single-voter quorum
+// of itself (no controller.quorum.voters) uses when the key is not set:
+// Kafka's defaults assume at least three brokers, which one node can never
+// satisfy. An explicit setting always wins, and a cluster of several nodes
+// keeps Kafka's defaults, so __consumer_offsets is never silently cut to one
+// replica there.
+var singleNodeDefaults = map[string]string{
+	"offsets.topic.replication.factor": "1",
 }
 
 // defaultProtocolMap is Kafka's default listener.security.protocol.map: every
@@ -211,14 +218,14 @@ var brokerDefList = []Def{
 	def("offsets.retention.check.interval.ms", Long, "600000", "How often stale offsets are checked.", atLeast(1)),
 	def("offsets.topic.num.partitions", Int, "50", "Partitions of __consumer_offsets; do not change after deployment.", atLeast(1)),
 	def("offsets.topic.segment.bytes", Int, "104857600", "Segment size of __consumer_offsets.", atLeast(1)),
-	def("offsets.topic.replication.factor", Short, "1", "Replication factor of __consumer_offsets (Vltava default 1).", atLeast(1)),
+	def("offsets.topic.replication.factor", Short, "3", "Replication factor of __consumer_offsets; until that many brokers are registered, group coordination answers COORDINATOR_NOT_AVAILABLE (a single-node quorum defaults to 1).", atLeast(1)),
 	def("offsets.topic.compression.codec", Int, "0", "Compression codec id for offset commits to __consumer_offsets."),
 	def("offsets.commit.timeout.ms", Int, "5000", "Time an offset commit waits for replication before timing out.", atLeast(1)),
 
 	// Transactions and idempotence.
 	def("transaction.state.log.num.partitions", Int, "50", "Partitions of __transaction_state.", atLeast(1)),
-	def("transaction.state.log.replication.factor", Short, "1", "Replication factor of __transaction_state (Vltava default 1).", atLeast(1)),
-	def("transaction.state.log.min.isr", Int, "1", "min.insync.replicas of __transaction_state (Vltava default 1).", atLeast(1)),
+	def("transaction.state.log.replication.factor", Short, "3", "Replication factor of __transaction_state.", atLeast(1)),
+	def("transaction.state.log.min.isr", Int, "2", "min.insync.replicas of __transaction_state.", atLeast(1)),
 	def("transaction.state.log.segment.bytes", Int, "104857600", "Segment size of __transaction_state.", atLeast(1)),
 	def("transaction.state.log.load.buffer.size", Int, "5242880", "Batch size when loading transaction state.", atLeast(1)),
 	def("transaction.max.timeout.ms", Int, "900000", "Longest transaction timeout a producer may request.", atLeast(1)),

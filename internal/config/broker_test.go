@@ -39,10 +39,11 @@ func TestZeroConfigDefaults(t *testing.T) {
 		{"voters", len(b.Voters), 0},
 		{"auto.create.topics.enable", b.AutoCreateTopicsEnable, true},
 		{"num.partitions", b.NumPartitions, int32(1)},
+		// The single-voter quorum rule (singleNodeDefaults).
 		{"offsets.topic.replication.factor", b.OffsetsTopicReplicationFactor, int16(1)},
-		{"transaction.state.log.replication.factor", b.TransactionStateLogReplicationFactor, int16(1)},
-		{"transaction.state.log.min.isr", b.TransactionStateLogMinISR, int32(1)},
 		// Kafka's own defaults.
+		{"transaction.state.log.replication.factor", b.TransactionStateLogReplicationFactor, int16(3)},
+		{"transaction.state.log.min.isr", b.TransactionStateLogMinISR, int32(2)},
 		{"log.segment.bytes", b.LogSegmentBytes, int32(1 << 30)},
 		{"log.roll", b.LogRollMs, int64(168 * hourMs)},
 		{"log.retention", b.LogRetentionMs, int64(168 * hourMs)},
@@ -68,6 +69,41 @@ func TestZeroConfigDefaults(t *testing.T) {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s = %#v, want %#v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestOffsetsTopicReplicationFactor: Kafka's default of 3 holds everywhere
+// except on a node that is a single-voter quorum of itself with the key
+// unset, which uses 1; DescribeConfigs reports the value in effect.
+func TestOffsetsTopicReplicationFactor(t *testing.T) {
+	tests := []struct {
+		name      string
+		props     map[string]string
+		want      int16
+		wantValue string
+		wantSrc   Source
+	}{
+		{"single node, unset", nil, 1, "1", SourceDefaultConfig},
+		{"single node, set", map[string]string{"offsets.topic.replication.factor": "3"}, 3, "3", SourceStaticBrokerConfig},
+		{"cluster, unset", map[string]string{"controller.quorum.voters": "1@h1:9093,2@h2:9093,3@h3:9093"}, 3, "3", SourceDefaultConfig},
+		{"cluster of one voter, unset", map[string]string{"controller.quorum.voters": "1@h1:9093"}, 3, "3", SourceDefaultConfig},
+		{"broker-only node, unset", map[string]string{"process.roles": "broker", "node.id": "4", "controller.quorum.voters": "1@h1:9093"}, 3, "3", SourceDefaultConfig},
+		{"cluster, set", map[string]string{"controller.quorum.voters": "1@h1:9093,2@h2:9093", "offsets.topic.replication.factor": "2"}, 2, "2", SourceStaticBrokerConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := mustParseBroker(t, tt.props)
+			if b.OffsetsTopicReplicationFactor != tt.want {
+				t.Errorf("OffsetsTopicReplicationFactor = %d, want %d", b.OffsetsTopicReplicationFactor, tt.want)
+			}
+			if v, src, _ := b.Value("offsets.topic.replication.factor"); v != tt.wantValue || src != tt.wantSrc {
+				t.Errorf("Value = %q %v, want %q %v", v, src, tt.wantValue, tt.wantSrc)
+			}
+			e := findEntry(t, DescribeBroker(b, nil, nil), "offsets.topic.replication.factor")
+			if e.Value != tt.wantValue || e.Source != tt.wantSrc {
+				t.Errorf("DescribeBroker entry = %q %v, want %q %v", e.Value, e.Source, tt.wantValue, tt.wantSrc)
+			}
+		})
 	}
 }
 

@@ -29,6 +29,20 @@ func WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n`controller.quorum.voters` is empty by default, meaning a single-node quorum made of\n")
 	b.WriteString("this node; `log.dir` is honoured when `log.dirs` is not set.\n\n")
+	b.WriteString("Internal topics keep Kafka's defaults (`offsets.topic.replication.factor=3`), with one\n")
+	b.WriteString("zero-config rule: a node that is a single-voter quorum of itself (`process.roles`\n")
+	b.WriteString("includes `controller` and `controller.quorum.voters` is empty) uses these defaults\n")
+	b.WriteString("when the key is not set, since one node can never hold three replicas.\n")
+	b.WriteString("DescribeConfigs shows the value in effect, with source DEFAULT_CONFIG:\n\n")
+	b.WriteString("| Key | Single-node default | Default otherwise |\n|---|---|---|\n")
+	for _, k := range sortedNames(singleNodeDefaults) {
+		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` |\n", k, singleNodeDefaults[k], brokerDefs[k].Default)
+	}
+	b.WriteString("\nA cluster of several nodes uses the Kafka default unless the key is set. When\n")
+	b.WriteString("`__consumer_offsets` must be created and fewer unfenced brokers are registered than\n")
+	b.WriteString("its replication factor, FindCoordinator (and the group APIs) answer\n")
+	b.WriteString("COORDINATOR_NOT_AVAILABLE, as Kafka does, until enough brokers have registered; the\n")
+	b.WriteString("replication factor is never cut silently.\n\n")
 
 	b.WriteString("## Support\n\n")
 	b.WriteString("No key is accepted and then ignored. The Support column of each table says what\n")
