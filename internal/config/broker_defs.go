@@ -10,10 +10,10 @@ import (
 // no configuration at all (the same values as Kafka's quickstart
 // server.properties).
 var VltavaDefaults = map[string]string{
-	"process.roles":                    "(empty, required)",
-	"node.id":                          "-1 (required)",
-	"listeners":                        "PLAINTEXT://:9092",
-	"log.dirs":                         "null (falls back to log.dir=/tmp/kafka-logs)",
+	"process.roles": "(empty, required)",
+	"node.id":       "-1 (required)",
+	"listeners":     "PLAINTEXT://:9092",
+	"log.dirs":      "null (falls back to log.dir=/tmp/kafka-logs)",
 }
 
 // singleNodeDefaults are the defaults a node that is a single-voter quorum
