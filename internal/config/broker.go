@@ -33,11 +33,14 @@ type Broker struct {
 	ConnectionsMaxIdleMs        int64  `config:"connections.max.idle.ms"`
 	MaxConnections              int32  `config:"max.connections"`
 	MaxConnectionsPerIP         int32  `config:"max.connections.per.ip"`
-	QueuedMaxRequests           int32  `config:"queued.max.requests"`
-	NumNetworkThreads           int32  `config:"num.network.threads"`
-	NumIOThreads                int32  `config:"num.io.threads"`
-	BackgroundThreads           int32  `config:"background.threads"`
-	RequestTimeoutMs            int32  `config:"request.timeout.ms"`
+	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
+	// own limit.
+	MaxConnectionsPerIPOverrides map[string]int32 `config:"max.connections.per.ip.overrides"`
+	QueuedMaxRequests            int32            `config:"queued.max.requests"`
+	NumNetworkThreads            int32            `config:"num.network.threads"`
+	NumIOThreads                 int32            `config:"num.io.threads"`
+	BackgroundThreads            int32            `config:"background.threads"`
+	RequestTimeoutMs             int32            `config:"request.timeout.ms"`
 
 	// Storage and log defaults.
 	LogDirs                                 []string `config:"log.dirs,log.dir"`
@@ -245,6 +248,33 @@ func get(props map[string]string, name string) (string, bool) {
 	return d.Default, d.HasDefault
 }
 
+// parseConnectionOverrides reads max.connections.per.ip.overrides, already
+// validated: host:count pairs separated by commas.
+func parseConnectionOverrides(v string) map[string]int32 {
+	out := map[string]int32{}
+	for _, item := range splitList(v) {
+		i := strings.LastIndex(item, ":")
+		out[strings.TrimSpace(item[:i])] = int32(parseInt(item[i+1:]))
+	}
+	return out
+}
+
+// validateConnectionOverrides checks host:count pairs, as Kafka's
+// getMap-based parsing of max.connections.per.ip.overrides does.
+func validateConnectionOverrides(v string) string {
+	for _, item := range splitList(v) {
+		i := strings.LastIndex(item, ":")
+		if i <= 0 {
+			return "must be a comma-separated list of host:count pairs"
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(item[i+1:]), 10, 32)
+		if err != nil || n < 0 {
+			return "must be a comma-separated list of host:count pairs with counts >= 0"
+		}
+	}
+	return ""
+}
+
 func mustGet(props map[string]string, name string) string { v, _ := get(props, name); return v }
 
 // fill sets the typed fields from Raw and checks cross-key constraints.
@@ -286,6 +316,12 @@ func (b *Broker) fill() error {
 	b.ConnectionsMaxIdleMs = i64("connections.max.idle.ms")
 	b.MaxConnections = i32("max.connections")
 	b.MaxConnectionsPerIP = i32("max.connections.per.ip")
+	b.MaxConnectionsPerIPOverrides = parseConnectionOverrides(str("max.connections.per.ip.overrides"))
+	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 {
+		// KafkaConfig: "max.connections.per.ip can be set to zero only
+		// if max.connections.per.ip.overrides property is set".
+		return b.invalid("max.connections.per.ip", "can be 0 only if max.connections.per.ip.overrides is set")
+	}
 	b.QueuedMaxRequests = i32("queued.max.requests")
 	b.NumNetworkThreads = i32("num.network.threads")
 	b.NumIOThreads = i32("num.io.threads")

@@ -78,7 +78,7 @@ var brokerDefList = []Def{
 	def("socket.connection.setup.timeout.max.ms", Long, "30000", "Upper bound of the exponential outbound connection timeout."),
 	def("max.connections", Int, intMax, "Maximum connections accepted by the broker at any time.", atLeast(0)),
 	def("max.connections.per.ip", Int, intMax, "Maximum connections accepted from a single IP address.", atLeast(0)),
-	def("max.connections.per.ip.overrides", String, "", "Per-IP or hostname overrides of max.connections.per.ip, as host:count pairs."),
+	def("max.connections.per.ip.overrides", String, "", "Per-IP or hostname overrides of max.connections.per.ip, as host:count pairs.", custom("host:count,...", validateConnectionOverrides)),
 	def("max.connection.creation.rate", Int, intMax, "Maximum new connections accepted per second.", atLeast(0)),
 	def("connections.max.idle.ms", Long, "600000", "Idle time after which the broker closes a connection."),
 	def("connection.failed.authentication.delay.ms", Int, "100", "Delay before closing a connection that failed authentication.", atLeast(0)),

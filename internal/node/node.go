@@ -214,10 +214,17 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 			Addr:             net.JoinHostPort(l.Host, strconv.Itoa(l.Port)),
 		})
 	}
+	limits, err := connectionLimits(cfg)
+	if err != nil {
+		return nil, err
+	}
 	n.server = server.New(server.Config{
 		Listeners:      lcs,
 		MaxRequestSize: cfg.SocketRequestMaxBytes,
 		IdleTimeout:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		Limits:         limits,
+		SendBuffer:     int(cfg.SocketSendBufferBytes),
+		ReceiveBuffer:  int(cfg.SocketReceiveBufferBytes),
 	}, b, log.With("component", "server"))
 	if err := n.server.Start(); err != nil {
 		return nil, err
@@ -338,6 +345,34 @@ func (n *Node) serveControllerAPIs(b *broker.Broker) error {
 	}
 	n.log.Info("serving controller APIs on the quorum port", "listener", name, "addr", ln.Addr().String())
 	return nil
+}
+
+// connectionLimits turns max.connections, max.connections.per.ip and
+// max.connections.per.ip.overrides into the server's quotas. Override host
+// names are resolved once, at start-up, as Kafka resolves them when the
+// config is applied; every address of a name gets its limit.
+func connectionLimits(cfg *config.Broker) (server.ConnectionLimits, error) {
+	l := server.ConnectionLimits{
+		Enforce:             true,
+		Max:                 int(cfg.MaxConnections),
+		PerIP:               int(cfg.MaxConnectionsPerIP),
+		PerIPOverrides:      map[string]int{},
+		InterBrokerListener: cfg.InterBrokerListenerName,
+	}
+	for host, n := range cfg.MaxConnectionsPerIPOverrides {
+		if ip := net.ParseIP(host); ip != nil {
+			l.PerIPOverrides[ip.String()] = int(n)
+			continue
+		}
+		addrs, err := net.LookupHost(host)
+		if err != nil {
+			return l, fmt.Errorf("max.connections.per.ip.overrides: resolving %s: %w", host, err)
+		}
+		for _, a := range addrs {
+			l.PerIPOverrides[net.ParseIP(a).String()] = int(n)
+		}
+	}
+	return l, nil
 }
 
 // isController reports whether process.roles contains controller.

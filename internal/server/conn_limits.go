@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"net"
+	"sync"
+)
+
+// ConnectionLimits are Kafka's connection quotas (SocketServer's
+// ConnectionQuotas): max.connections, max.connections.per.ip and
+// max.connections.per.ip.overrides, with Kafka's values (2147483647 is
+// Kafka's "no limit" default). The zero value, Enforce false, applies none.
+type ConnectionLimits struct {
+	Enforce bool
+	// Max is max.connections: connections open at once across the
+	// listeners. When reached, the broker stops accepting (Kafka's
+	// acceptor waits for a slot; new connections wait in the kernel's
+	// backlog) until one closes. Connections on the inter-broker listener
+	// are not held back, so replication keeps working (KIP-402).
+	Max int
+	// PerIP is max.connections.per.ip: a connection from an address that
+	// already has this many open is closed at once, as Kafka does (0, with
+	// overrides, admits only the addresses the overrides name).
+	PerIP int
+	// PerIPOverrides are max.connections.per.ip.overrides, by IP address
+	// (host names resolved when the config is read).
+	PerIPOverrides map[string]int
+	// InterBrokerListener is exempt from Max.
+	InterBrokerListener string
+}
+
+// connQuotas counts open connections. Its lock guards only the counters:
+// it is taken once per accept and once per close, never on a request path
+// and never across I/O.
+type connQuotas struct {
+	limits ConnectionLimits
+
+	mu struct {
+		sync.Mutex
+		total int
+		perIP map[string]int
+		// freed is closed and replaced whenever a connection closes,
+		// waking accept loops that wait for a slot.
+		freed chan struct{}
+	}
+}
+
+func newConnQuotas(l ConnectionLimits) *connQuotas {
+	q := &connQuotas{limits: l}
+	q.mu.perIP = map[string]int{}
+	q.mu.freed = make(chan struct{})
+	return q
+}
+
+// reserve takes a slot of max.connections for the next connection of a
+// listener, waiting until one is free. It returns false when ctx ends.
+// Every successful reserve is matched by release or by admit.
+func (q *connQuotas) reserve(ctx context.Context, listener string) bool {
+	for {
+		q.mu.Lock()
+		if !q.limits.Enforce || q.mu.total < q.limits.Max || listener == q.limits.InterBrokerListener {
+			q.mu.total++
+			q.mu.Unlock()
+			return true
+		}
+		freed := q.mu.freed
+		q.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// admit counts an accepted connection against its address's limit; false
+// means the address is over max.connections.per.ip (or its override) and
+// the connection must be closed. A refused connection gives its reserved
+// slot back.
+func (q *connQuotas) admit(remote net.Addr) (ip string, ok bool) {
+	ip = remoteIP(remote)
+	limit := q.limits.PerIP
+	if o, found := q.limits.PerIPOverrides[ip]; found {
+		limit = o
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.limits.Enforce && q.mu.perIP[ip] >= limit {
+		q.releaseLocked()
+		return ip, false
+	}
+	q.mu.perIP[ip]++
+	return ip, true
+}
+
+// release gives back a slot reserved for a connection that was never
+// admitted (Accept failed).
+func (q *connQuotas) release() {
+	q.mu.Lock()
+	q.releaseLocked()
+	q.mu.Unlock()
+}
+
+// closed accounts for an admitted connection that ended.
+func (q *connQuotas) closed(ip string) {
+	q.mu.Lock()
+	if q.mu.perIP[ip]--; q.mu.perIP[ip] <= 0 {
+		delete(q.mu.perIP, ip)
+	}
+	q.releaseLocked()
+	q.mu.Unlock()
+}
+
+func (q *connQuotas) releaseLocked() {
+	q.mu.total--
+	if q.mu.total < 0 {
+		panic("server: connection count below zero")
+	}
+	close(q.mu.freed)
+	q.mu.freed = make(chan struct{})
+}
+
+func remoteIP(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
