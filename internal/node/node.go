@@ -149,10 +149,13 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		FlushCheckInterval: msDuration(int64(cfg.LogFlushSchedulerIntervalMs)),
 		CheckpointInterval: msDuration(int64(cfg.LogFlushOffsetCheckpointIntervalMs)),
 		// Log compaction (log.cleaner.*).
-		CleanerDisabled:          !cfg.LogCleanerEnable,
-		CleanerBackoff:           msDuration(cfg.LogCleanerBackoffMs),
-		CleanerDedupeBufferBytes: cfg.LogCleanerDedupeBufferSize,
-		Logger:                   log.With("component", "storage"),
+		// log.cleaner.threads=0 runs no cleaner thread in Kafka either.
+		CleanerDisabled:            !cfg.LogCleanerEnable || cfg.LogCleanerThreads == 0,
+		CleanerBackoff:             msDuration(cfg.LogCleanerBackoffMs),
+		CleanerDedupeBufferBytes:   cfg.LogCleanerDedupeBufferSize,
+		CleanerThreads:             int(cfg.LogCleanerThreads),
+		CleanerIOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
+		Logger:                     log.With("component", "storage"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening log dirs: %w", err)

@@ -56,6 +56,9 @@ type CleanerOptions struct {
 	// filled and the next pass continues from there.
 	DedupeBufferBytes int64
 
+	// throttle limits the pass's reads and writes
+	// (log.cleaner.io.max.bytes.per.second); nil for none.
+	throttle *ioThrottle
 	// stop, when closed, aborts the pass between batches (shutdown).
 	stop <-chan struct{}
 	// crashAfter, for tests, makes the pass return errInjectedCrash right
@@ -209,7 +212,7 @@ func (l *Log) Compact(now time.Time, firstDirtyOffset int64, opts CleanerOptions
 		bufBytes = defaultDedupeBufferBytes
 	}
 	om := newOffsetMap(bufBytes)
-	end, err := buildOffsetMap(segs, r.firstDirty, r.firstUncleanable, om, opts.stop)
+	end, err := buildOffsetMap(segs, r.firstDirty, r.firstUncleanable, om, opts.stop, opts.throttle)
 	if err != nil {
 		return res, err
 	}
@@ -254,7 +257,7 @@ func (l *Log) Compact(now time.Time, firstDirtyOffset int64, opts CleanerOptions
 // (Kafka's buildOffsetMap). It stops at a batch boundary when the map
 // cannot take the next batch's keys and returns the offset it reached: the
 // end of the range the map is authoritative for.
-func buildOffsetMap(segs []*segment, from, upper int64, om *offsetMap, stop <-chan struct{}) (int64, error) {
+func buildOffsetMap(segs []*segment, from, upper int64, om *offsetMap, stop <-chan struct{}, throttle *ioThrottle) (int64, error) {
 	if from >= upper {
 		return from, nil
 	}
@@ -277,6 +280,7 @@ func buildOffsetMap(segs []*segment, from, upper int64, om *offsetMap, stop <-ch
 			if isStopped(stop) {
 				return false, fmt.Errorf("%w: shutting down", errCleaningAborted)
 			}
+			throttle.maybeThrottle(len(batch), stop)
 			if h.IsControl() {
 				return true, nil
 			}

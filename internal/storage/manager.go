@@ -28,6 +28,12 @@ type ManagerConfig struct {
 	CleanerDisabled          bool          // log.cleaner.enable=false
 	CleanerBackoff           time.Duration // log.cleaner.backoff.ms (15000)
 	CleanerDedupeBufferBytes int64         // log.cleaner.dedupe.buffer.size (128 MiB)
+	// CleanerThreads is log.cleaner.threads: cleaner goroutines (1 when
+	// <= 0; log.cleaner.threads=0 is CleanerDisabled).
+	CleanerThreads int
+	// CleanerIOMaxBytesPerSecond is log.cleaner.io.max.bytes.per.second,
+	// shared by the cleaner goroutines; <= 0 or Double.MAX_VALUE: none.
+	CleanerIOMaxBytesPerSecond float64
 }
 
 // Manager owns the logs in a set of log dirs (Kafka's LogManager): it reads
@@ -482,11 +488,13 @@ func (m *Manager) Start() {
 			}
 		})
 		if !m.cfg.CleanerDisabled {
-			m.wg.Add(1)
-			go func() {
-				defer m.wg.Done()
-				m.cleaner.run(m.stop)
-			}()
+			for range m.cleaner.threads {
+				m.wg.Add(1)
+				go func() {
+					defer m.wg.Done()
+					m.cleaner.run(m.stop)
+				}()
+			}
 		}
 	})
 }
