@@ -86,15 +86,20 @@ type Broker struct {
 	LogCleanerIOMaxBytesPerSecond float64 `config:"log.cleaner.io.max.bytes.per.second"`
 
 	// Replication and fetch.
-	ReplicaLagTimeMaxMs                       int64 `config:"replica.lag.time.max.ms"`
-	ReplicaFetchMaxBytes                      int32 `config:"replica.fetch.max.bytes"`
-	ReplicaFetchResponseMaxBytes              int32 `config:"replica.fetch.response.max.bytes"`
-	ReplicaFetchWaitMaxMs                     int32 `config:"replica.fetch.wait.max.ms"`
-	ReplicaFetchMinBytes                      int32 `config:"replica.fetch.min.bytes"`
-	ReplicaFetchBackoffMs                     int32 `config:"replica.fetch.backoff.ms"`
-	ReplicaSocketTimeoutMs                    int32 `config:"replica.socket.timeout.ms"`
-	ReplicaHighWatermarkCheckpointIntervalMs  int64 `config:"replica.high.watermark.checkpoint.interval.ms"`
-	NumReplicaFetchers                        int32 `config:"num.replica.fetchers"`
+	ReplicaLagTimeMaxMs                      int64 `config:"replica.lag.time.max.ms"`
+	ReplicaFetchMaxBytes                     int32 `config:"replica.fetch.max.bytes"`
+	ReplicaFetchResponseMaxBytes             int32 `config:"replica.fetch.response.max.bytes"`
+	ReplicaFetchWaitMaxMs                    int32 `config:"replica.fetch.wait.max.ms"`
+	ReplicaFetchMinBytes                     int32 `config:"replica.fetch.min.bytes"`
+	ReplicaFetchBackoffMs                    int32 `config:"replica.fetch.backoff.ms"`
+	ReplicaSocketTimeoutMs                   int32 `config:"replica.socket.timeout.ms"`
+	ReplicaHighWatermarkCheckpointIntervalMs int64 `config:"replica.high.watermark.checkpoint.interval.ms"`
+	NumReplicaFetchers                       int32 `config:"num.replica.fetchers"`
+	// LeaderReplicationThrottledRate and FollowerReplicationThrottledRate
+	// are the static values; the dynamic broker configs override them at
+	// run time (ReplicationThrottledRates).
+	LeaderReplicationThrottledRate            int64 `config:"leader.replication.throttled.rate"`
+	FollowerReplicationThrottledRate          int64 `config:"follower.replication.throttled.rate"`
 	FetchMaxBytes                             int32 `config:"fetch.max.bytes"`
 	FetchPurgatoryPurgeIntervalRequests       int32 `config:"fetch.purgatory.purge.interval.requests"`
 	ProducerPurgatoryPurgeIntervalRequests    int32 `config:"producer.purgatory.purge.interval.requests"`
@@ -248,6 +253,23 @@ func get(props map[string]string, name string) (string, bool) {
 	return d.Default, d.HasDefault
 }
 
+// ReplicationThrottledRates returns leader.replication.throttled.rate and
+// follower.replication.throttled.rate in effect on this broker: the
+// per-broker dynamic config, then the cluster-wide dynamic default, then
+// the static config.
+func (b *Broker) ReplicationThrottledRates(dynamicPerBroker, dynamicDefault map[string]string) (leader, follower int64) {
+	merged := mergeLayers(b.Raw, dynamicDefault, dynamicPerBroker)
+	rate := func(key string) int64 {
+		if v, ok := merged[key]; ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
+				return n
+			}
+		}
+		return parseInt(brokerDefs[key].Default)
+	}
+	return rate("leader.replication.throttled.rate"), rate("follower.replication.throttled.rate")
+}
+
 // parseConnectionOverrides reads max.connections.per.ip.overrides, already
 // validated: host:count pairs separated by commas.
 func parseConnectionOverrides(v string) map[string]int32 {
@@ -376,6 +398,8 @@ func (b *Broker) fill() error {
 	b.ReplicaSocketTimeoutMs = i32("replica.socket.timeout.ms")
 	b.ReplicaHighWatermarkCheckpointIntervalMs = i64("replica.high.watermark.checkpoint.interval.ms")
 	b.NumReplicaFetchers = i32("num.replica.fetchers")
+	b.LeaderReplicationThrottledRate = i64("leader.replication.throttled.rate")
+	b.FollowerReplicationThrottledRate = i64("follower.replication.throttled.rate")
 	b.FetchMaxBytes = i32("fetch.max.bytes")
 	b.FetchPurgatoryPurgeIntervalRequests = i32("fetch.purgatory.purge.interval.requests")
 	b.ProducerPurgatoryPurgeIntervalRequests = i32("producer.purgatory.purge.interval.requests")

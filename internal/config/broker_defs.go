@@ -186,6 +186,8 @@ var brokerDefList = []Def{
 	def("replica.fetch.response.max.bytes", Int, "10485760", "Largest response a follower fetch expects.", atLeast(0)),
 	def("num.replica.fetchers", Int, "1", "Fetcher threads per source broker."),
 	def("replica.high.watermark.checkpoint.interval.ms", Long, "5000", "How often high watermarks are checkpointed to disk."),
+	def("leader.replication.throttled.rate", Long, longMax, "Bytes per second a leader sends to throttled followers of the replicas in leader.replication.throttled.replicas (per broker; applied at run time).", atLeast(0)),
+	def("follower.replication.throttled.rate", Long, longMax, "Bytes per second a follower fetches for the replicas in follower.replication.throttled.replicas (per broker; applied at run time).", atLeast(0)),
 	def("replica.selector.class", String, noDefault, "ReplicaSelector choosing the replica a consumer fetches from (KIP-392)."),
 	def("fetch.max.bytes", Int, "57671680", "Largest total response of a consumer fetch.", atLeast(1024)),
 	def("max.incremental.fetch.session.cache.slots", Int, "1000", "Incremental fetch sessions cached by the broker (KIP-227).", atLeast(0)),
@@ -250,6 +252,8 @@ var dynamicBrokerKeys = map[string]bool{
 	// SocketServer.ReconfigurableConfigs and cluster-level listener configs
 	"max.connections.per.ip": true, "max.connections.per.ip.overrides": true, "max.connections": true,
 	"max.connection.creation.rate": true, "num.network.threads": true,
+	// DynamicConfig.Broker (replication quotas)
+	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	// DynamicProducerStateManagerConfig
 	"producer.id.expiration.ms": true, "transaction.partition.verification.enable": true,
 }

@@ -237,6 +237,16 @@ func readersOutsideConfig(t *testing.T) map[string]bool {
 	for k := range literals {
 		read[k] = true
 	}
+	for method, keys := range methodReaders {
+		if _, ok := reflect.TypeOf(&Broker{}).MethodByName(method); !ok {
+			t.Errorf("methodReaders names %s, which is not a *Broker method", method)
+		}
+		if selected[method] {
+			for _, k := range keys {
+				read[k] = true
+			}
+		}
+	}
 	for _, typ := range []reflect.Type{reflect.TypeOf(Broker{}), reflect.TypeOf(Topic{})} {
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)

@@ -53,9 +53,45 @@ type Topic struct {
 	RemoteStorageEnable         bool    `config:"remote.storage.enable"`
 	LocalRetentionMs            int64   `config:"local.retention.ms"`
 	LocalRetentionBytes         int64   `config:"local.retention.bytes"`
+	// LeaderThrottledReplicas and FollowerThrottledReplicas are
+	// leader.replication.throttled.replicas and
+	// follower.replication.throttled.replicas.
+	LeaderThrottledReplicas   ThrottledReplicas `config:"leader.replication.throttled.replicas"`
+	FollowerThrottledReplicas ThrottledReplicas `config:"follower.replication.throttled.replicas"`
 
 	// Overridden lists the topic-level keys set on the topic itself.
 	Overridden []string
+}
+
+// ThrottledReplicas is a parsed *.replication.throttled.replicas list:
+// partitionId:brokerId pairs, or "*" for every replica of the topic.
+type ThrottledReplicas struct {
+	All   bool
+	pairs map[[2]int32]bool // {partition, broker}
+}
+
+// Has reports whether the replica of partition on broker is listed, which
+// is how Kafka's QuotaConfigHandler decides a broker throttles a partition.
+func (t ThrottledReplicas) Has(partition, broker int32) bool {
+	return t.All || t.pairs[[2]int32{partition, broker}]
+}
+
+// parseThrottledReplicas reads a list already validated by
+// validateThrottledReplicas.
+func parseThrottledReplicas(v string) ThrottledReplicas {
+	items := splitList(v)
+	if len(items) == 1 && items[0] == "*" {
+		return ThrottledReplicas{All: true}
+	}
+	var t ThrottledReplicas
+	for _, it := range items {
+		p, b, _ := strings.Cut(it, ":")
+		if t.pairs == nil {
+			t.pairs = map[[2]int32]bool{}
+		}
+		t.pairs[[2]int32{int32(parseInt(p)), int32(parseInt(b))}] = true
+	}
+	return t
 }
 
 // ValidateTopicConfigs checks topic-level overrides as CreateTopics and
@@ -144,6 +180,8 @@ func ResolveTopic(b *Broker, dynamicBroker map[string]string, overrides map[stri
 		RemoteStorageEnable:         parseBool(values["remote.storage.enable"]),
 		LocalRetentionMs:            i64("local.retention.ms"),
 		LocalRetentionBytes:         i64("local.retention.bytes"),
+		LeaderThrottledReplicas:     parseThrottledReplicas(values["leader.replication.throttled.replicas"]),
+		FollowerThrottledReplicas:   parseThrottledReplicas(values["follower.replication.throttled.replicas"]),
 		Overridden:                  sortedNames(overrides),
 	}
 	for _, p := range splitList(values["cleanup.policy"]) {

@@ -68,7 +68,7 @@ func TestValidateTopicConfigs(t *testing.T) {
 		{"gzip level", map[string]string{"compression.gzip.level": "10"}, "Value must be between 1 and 9, or -1"},
 		{"gzip -1 allowed", map[string]string{"compression.gzip.level": "-1"}, ""},
 		{"throttled replicas", map[string]string{"leader.replication.throttled.replicas": "0:1,1:x"}, "partitionId:brokerId"},
-		{"throttled wildcard", map[string]string{"leader.replication.throttled.replicas": "*"}, "leader.replication.throttled.replicas: replication throttling is not supported yet"},
+		{"throttled wildcard", map[string]string{"leader.replication.throttled.replicas": "*"}, ""},
 		{"throttled replicas at the default", map[string]string{"leader.replication.throttled.replicas": ""}, ""},
 		{"preallocate", map[string]string{"preallocate": "true"}, "preallocate: segment files are not preallocated"},
 		{"compaction lag conflict", map[string]string{"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, "conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"},

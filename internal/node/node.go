@@ -165,8 +165,12 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.partitions.SetControllerClient(n.channel)
 	// Follower fetchers replicate from the leaders of the partitions this
 	// node follows, in step with the image.
+	// Replication throttles: the leader side is applied by the fetch
+	// handler, the follower side by the fetchers; the limits follow the
+	// dynamic broker configs of each image.
+	quotas := replication.NewQuotas()
 	n.replicas = replication.NewManager(replication.Options{
-		NodeID: cfg.NodeID, Config: cfg, Partitions: n.partitions,
+		NodeID: cfg.NodeID, Config: cfg, Partitions: n.partitions, Quotas: quotas,
 		Logger: log.With("component", "replication"),
 	})
 	n.groups = group.NewCoordinator(group.Options{
@@ -194,17 +198,18 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.groups.ApplyImage(n.meta.Image())
 
 	b := broker.New(broker.Options{
-		Config:     cfg,
-		ClusterID:  n.clusterID,
-		Meta:       n.meta,
-		Controller: n.controller,
-		Partitions: n.partitions,
-		Groups:     n.groups,
-		Channel:    n.channel,
-		Active:     n.active,
-		Quorum:     n.meta,
-		Ready:      n.ready,
-		Logger:     log.With("component", "broker"),
+		Config:      cfg,
+		ClusterID:   n.clusterID,
+		Meta:        n.meta,
+		Controller:  n.controller,
+		Partitions:  n.partitions,
+		Groups:      n.groups,
+		Channel:     n.channel,
+		Active:      n.active,
+		Quorum:      n.meta,
+		Ready:       n.ready,
+		LeaderQuota: quotas.Leader,
+		Logger:      log.With("component", "broker"),
 	})
 	var lcs []server.ListenerConfig
 	for _, l := range cfg.Listeners {
