@@ -84,6 +84,7 @@ type Broker struct {
 	LogCleanerMinCompactionLagMs  int64   `config:"log.cleaner.min.compaction.lag.ms"`
 	LogCleanerMaxCompactionLagMs  int64   `config:"log.cleaner.max.compaction.lag.ms"`
 	LogCleanerIOMaxBytesPerSecond float64 `config:"log.cleaner.io.max.bytes.per.second"`
+	LogCleanerIOBufferLoadFactor  float64 `config:"log.cleaner.io.buffer.load.factor"`
 
 	// Replication and fetch.
 	ReplicaLagTimeMaxMs                      int64 `config:"replica.lag.time.max.ms"`
@@ -388,6 +389,7 @@ func (b *Broker) fill() error {
 	b.LogCleanerMinCompactionLagMs = i64("log.cleaner.min.compaction.lag.ms")
 	b.LogCleanerMaxCompactionLagMs = i64("log.cleaner.max.compaction.lag.ms")
 	b.LogCleanerIOMaxBytesPerSecond = parseFloat(str("log.cleaner.io.max.bytes.per.second"))
+	b.LogCleanerIOBufferLoadFactor = parseFloat(str("log.cleaner.io.buffer.load.factor"))
 
 	b.ReplicaLagTimeMaxMs = i64("replica.lag.time.max.ms")
 	b.ReplicaFetchMaxBytes = i32("replica.fetch.max.bytes")

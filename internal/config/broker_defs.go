@@ -168,7 +168,7 @@ var brokerDefList = []Def{
 	def("log.cleaner.io.max.bytes.per.second", Double, "1.7976931348623157E308", "I/O throttle of the log cleaner."),
 	def("log.cleaner.dedupe.buffer.size", Long, "134217728", "Memory for the cleaner's key deduplication map across all threads."),
 	def("log.cleaner.io.buffer.size", Int, "524288", "Memory for the cleaner's read and write buffers across all threads.", atLeast(0)),
-	def("log.cleaner.io.buffer.load.factor", Double, "0.9", "Load factor of the cleaner's deduplication map."),
+	def("log.cleaner.io.buffer.load.factor", Double, "0.9", "Load factor of the cleaner's deduplication map.", between(0, 1)),
 	def("log.cleaner.backoff.ms", Long, "15000", "Sleep between cleaner passes when there is nothing to clean.", atLeast(0)),
 	def("log.cleaner.min.cleanable.ratio", Double, "0.5", "Default dirty ratio above which a log is compacted.", between(0, 1)),
 	def("log.cleaner.delete.retention.ms", Long, dayMs, "Default time tombstones are kept on compacted topics.", atLeast(0)),

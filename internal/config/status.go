@@ -130,7 +130,7 @@ var keyStatus = map[string]Support{
 	"ssl.endpoint.identification.algorithm": defaultOnly(whyTLS),
 
 	// Log manager.
-	"num.recovery.threads.per.data.dir":             defaultOnly(whyThreads),
+	"num.recovery.threads.per.data.dir":             defaultOnly("logs are recovered 2×GOMAXPROCS at a time, whatever the number of log directories"),
 	"num.replica.alter.log.dirs.threads":            defaultOnly("moving replicas between log directories is not supported"),
 	"log.flush.start.offset.checkpoint.interval.ms": defaultOnly("the log-start-offset checkpoint is written with the recovery-point checkpoint, every log.flush.offset.checkpoint.interval.ms"),
 	"log.message.format.version":                    {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
@@ -141,8 +141,7 @@ var keyStatus = map[string]Support{
 	"remote.log.storage.system.enable":              defaultOnly(whyTiered),
 
 	// Log cleaner.
-	"log.cleaner.io.buffer.size":        defaultOnly(whyCleanerBufs),
-	"log.cleaner.io.buffer.load.factor": defaultOnly(whyCleanerBufs),
+	"log.cleaner.io.buffer.size": defaultOnly(whyCleanerBufs),
 
 	// Replication.
 	"replica.socket.receive.buffer.bytes":              defaultOnly("follower fetch connections keep the operating system's receive buffer"),

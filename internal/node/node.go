@@ -155,6 +155,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		CleanerDedupeBufferBytes:   cfg.LogCleanerDedupeBufferSize,
 		CleanerThreads:             int(cfg.LogCleanerThreads),
 		CleanerIOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
+		CleanerLoadFactor:          cfg.LogCleanerIOBufferLoadFactor,
 		Logger:                     log.With("component", "storage"),
 	})
 	if err != nil {

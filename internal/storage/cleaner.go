@@ -55,6 +55,9 @@ type CleanerOptions struct {
 	// section has more keys than fit, a pass cleans up to where the map
 	// filled and the next pass continues from there.
 	DedupeBufferBytes int64
+	// LoadFactor is log.cleaner.io.buffer.load.factor: the fraction of the
+	// map's slots used before it counts as full (0.9 when <= 0).
+	LoadFactor float64
 
 	// throttle limits the pass's reads and writes
 	// (log.cleaner.io.max.bytes.per.second); nil for none.
@@ -211,7 +214,7 @@ func (l *Log) Compact(now time.Time, firstDirtyOffset int64, opts CleanerOptions
 	if bufBytes <= 0 {
 		bufBytes = defaultDedupeBufferBytes
 	}
-	om := newOffsetMap(bufBytes)
+	om := newOffsetMap(bufBytes, opts.LoadFactor)
 	end, err := buildOffsetMap(segs, r.firstDirty, r.firstUncleanable, om, opts.stop, opts.throttle)
 	if err != nil {
 		return res, err

@@ -33,6 +33,7 @@ type logCleaner struct {
 	m           *Manager
 	threads     int
 	dedupeBytes int64 // per pass
+	loadFactor  float64
 	backoff     time.Duration
 	throttle    *ioThrottle
 
@@ -58,7 +59,7 @@ type logCleaner struct {
 // newLogCleaner reads every dir's cleaner checkpoint.
 func newLogCleaner(m *Manager) (*logCleaner, error) {
 	c := &logCleaner{m: m, threads: max(m.cfg.CleanerThreads, 1), dedupeBytes: m.cfg.CleanerDedupeBufferBytes,
-		backoff: m.cfg.CleanerBackoff, throttle: newIOThrottle(m.cfg.CleanerIOMaxBytesPerSecond)}
+		loadFactor: m.cfg.CleanerLoadFactor, backoff: m.cfg.CleanerBackoff, throttle: newIOThrottle(m.cfg.CleanerIOMaxBytesPerSecond)}
 	if c.dedupeBytes <= 0 {
 		c.dedupeBytes = defaultDedupeBufferBytes
 	}
@@ -178,7 +179,7 @@ func (c *logCleaner) cleanFilthiestLog(now time.Time, stop <-chan struct{}) (boo
 		c.mu.passDone = make(chan struct{})
 		c.mu.Unlock()
 	}()
-	res, err := cand.log.Compact(now, cand.checkpoint, CleanerOptions{DedupeBufferBytes: c.dedupeBytes, throttle: c.throttle, stop: stop})
+	res, err := cand.log.Compact(now, cand.checkpoint, CleanerOptions{DedupeBufferBytes: c.dedupeBytes, LoadFactor: c.loadFactor, throttle: c.throttle, stop: stop})
 	if errors.Is(err, errCleaningAborted) || errors.Is(err, errLogClosed) {
 		c.m.logger.Info("log cleaning aborted", "partition", cand.tp.String(), "reason", err)
 		return false, nil

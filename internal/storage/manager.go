@@ -34,6 +34,8 @@ type ManagerConfig struct {
 	// CleanerIOMaxBytesPerSecond is log.cleaner.io.max.bytes.per.second,
 	// shared by the cleaner goroutines; <= 0 or Double.MAX_VALUE: none.
 	CleanerIOMaxBytesPerSecond float64
+	// CleanerLoadFactor is log.cleaner.io.buffer.load.factor (0.9 when <= 0).
+	CleanerLoadFactor float64
 }
 
 // Manager owns the logs in a set of log dirs (Kafka's LogManager): it reads
