@@ -33,6 +33,7 @@ type Broker struct {
 	ConnectionsMaxIdleMs        int64  `config:"connections.max.idle.ms"`
 	MaxConnections              int32  `config:"max.connections"`
 	MaxConnectionsPerIP         int32  `config:"max.connections.per.ip"`
+	MaxConnectionCreationRate   int32  `config:"max.connection.creation.rate"`
 	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
 	// own limit.
 	MaxConnectionsPerIPOverrides map[string]int32 `config:"max.connections.per.ip.overrides"`
@@ -339,6 +340,10 @@ func (b *Broker) fill() error {
 	b.ConnectionsMaxIdleMs = i64("connections.max.idle.ms")
 	b.MaxConnections = i32("max.connections")
 	b.MaxConnectionsPerIP = i32("max.connections.per.ip")
+	b.MaxConnectionCreationRate = i32("max.connection.creation.rate")
+	if b.MaxConnectionCreationRate == 0 {
+		return b.invalid("max.connection.creation.rate", "0 would hold back every connection but the inter-broker ones; set at least 1")
+	}
 	b.MaxConnectionsPerIPOverrides = parseConnectionOverrides(str("max.connections.per.ip.overrides"))
 	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 {
 		// KafkaConfig: "max.connections.per.ip can be set to zero only

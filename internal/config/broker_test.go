@@ -218,6 +218,9 @@ func TestInvalidBrokerConfigs(t *testing.T) {
 		{"SASL listener by map", map[string]string{"listeners": "CLIENT://:9093", "listener.security.protocol.map": "CLIENT:SASL_PLAINTEXT", "inter.broker.listener.name": "CLIENT"}, "listener CLIENT uses security protocol SASL_PLAINTEXT"},
 		{"SSL advertised", map[string]string{"advertised.listeners": "SSL://h:9093"}, "listener SSL uses security protocol SSL"},
 		{"inter-broker SSL", map[string]string{"security.inter.broker.protocol": "SSL"}, "security protocol SSL is not supported yet"},
+		{"per-ip 0 without overrides", map[string]string{"max.connections.per.ip": "0"}, "can be 0 only if max.connections.per.ip.overrides is set"},
+		{"bad per-ip overrides", map[string]string{"max.connections.per.ip.overrides": "host1:x"}, "host:count pairs"},
+		{"creation rate 0", map[string]string{"max.connection.creation.rate": "0"}, "set at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,6 +235,14 @@ func TestInvalidBrokerConfigs(t *testing.T) {
 				t.Errorf("error %v does not wrap kerr.InvalidConfig", err)
 			}
 		})
+	}
+}
+
+func TestConnectionOverrides(t *testing.T) {
+	b := mustParseBroker(t, map[string]string{"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "10.0.0.1:5, broker-2.example.com:100,[::1]:7"})
+	want := map[string]int32{"10.0.0.1": 5, "broker-2.example.com": 100, "[::1]": 7}
+	if !reflect.DeepEqual(b.MaxConnectionsPerIPOverrides, want) {
+		t.Errorf("overrides = %v, want %v", b.MaxConnectionsPerIPOverrides, want)
 	}
 }
 

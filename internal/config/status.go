@@ -98,7 +98,6 @@ var keyStatus = map[string]Support{
 	"socket.listen.backlog.size":                defaultOnly("the accept backlog is the operating system's (Go's net package sets it from somaxconn)"),
 	"socket.connection.setup.timeout.ms":        defaultOnly(whyOutbound),
 	"socket.connection.setup.timeout.max.ms":    defaultOnly(whyOutbound),
-	"max.connection.creation.rate":              defaultOnly("connection creation rate limits are not supported yet"),
 	"connection.failed.authentication.delay.ms": defaultOnly(whySASL),
 	"connections.max.reauth.ms":                 defaultOnly(whySASL),
 	"queued.max.requests":                       defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -356,8 +357,9 @@ func (n *Node) serveControllerAPIs(b *broker.Broker) error {
 	return nil
 }
 
-// connectionLimits turns max.connections, max.connections.per.ip and
-// max.connections.per.ip.overrides into the server's quotas. Override host
+// connectionLimits turns max.connections, max.connections.per.ip,
+// max.connections.per.ip.overrides and max.connection.creation.rate into
+// the server's quotas. Override host
 // names are resolved once, at start-up, as Kafka resolves them when the
 // config is applied; every address of a name gets its limit.
 func connectionLimits(cfg *config.Broker) (server.ConnectionLimits, error) {
@@ -366,10 +368,11 @@ func connectionLimits(cfg *config.Broker) (server.ConnectionLimits, error) {
 		Max:                 int(cfg.MaxConnections),
 		PerIP:               int(cfg.MaxConnectionsPerIP),
 		PerIPOverrides:      map[string]int{},
+		CreationRate:        int(cfg.MaxConnectionCreationRate),
 		InterBrokerListener: cfg.InterBrokerListenerName,
 	}
 	for host, n := range cfg.MaxConnectionsPerIPOverrides {
-		if ip := net.ParseIP(host); ip != nil {
+		if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
 			l.PerIPOverrides[ip.String()] = int(n)
 			continue
 		}

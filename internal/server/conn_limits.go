@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"math"
 	"net"
 	"sync"
+	"time"
 )
 
 // ConnectionLimits are Kafka's connection quotas (SocketServer's
@@ -25,7 +27,12 @@ type ConnectionLimits struct {
 	// PerIPOverrides are max.connections.per.ip.overrides, by IP address
 	// (host names resolved when the config is read).
 	PerIPOverrides map[string]int
-	// InterBrokerListener is exempt from Max.
+	// CreationRate is max.connection.creation.rate: new connections
+	// accepted per second across the listeners; beyond it the accept loop
+	// waits, as Kafka's acceptor is throttled (KIP-612). A burst of up to
+	// one second's worth is accepted at once.
+	CreationRate int
+	// InterBrokerListener is exempt from Max and CreationRate.
 	InterBrokerListener string
 }
 
@@ -42,6 +49,9 @@ type connQuotas struct {
 		// freed is closed and replaced whenever a connection closes,
 		// waking accept loops that wait for a slot.
 		freed chan struct{}
+		// tokens and refilled are max.connection.creation.rate's bucket.
+		tokens   float64
+		refilled time.Time
 	}
 }
 
@@ -49,7 +59,37 @@ func newConnQuotas(l ConnectionLimits) *connQuotas {
 	q := &connQuotas{limits: l}
 	q.mu.perIP = map[string]int{}
 	q.mu.freed = make(chan struct{})
+	q.mu.tokens, q.mu.refilled = float64(l.CreationRate), time.Now()
 	return q
+}
+
+// awaitCreationRate waits until max.connection.creation.rate allows one
+// more connection on listener and takes it; false when ctx ends.
+func (q *connQuotas) awaitCreationRate(ctx context.Context, listener string) bool {
+	rate := float64(q.limits.CreationRate)
+	if !q.limits.Enforce || q.limits.CreationRate <= 0 || q.limits.CreationRate == math.MaxInt32 || listener == q.limits.InterBrokerListener {
+		return true
+	}
+	for {
+		q.mu.Lock()
+		now := time.Now()
+		q.mu.tokens = min(rate, q.mu.tokens+now.Sub(q.mu.refilled).Seconds()*rate)
+		q.mu.refilled = now
+		if q.mu.tokens >= 1 {
+			q.mu.tokens--
+			q.mu.Unlock()
+			return true
+		}
+		wait := time.Duration((1 - q.mu.tokens) / rate * float64(time.Second))
+		q.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
 }
 
 // reserve takes a slot of max.connections for the next connection of a

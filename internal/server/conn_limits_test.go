@@ -87,3 +87,21 @@ func TestMaxConnectionsWaitsForASlot(t *testing.T) {
 		}
 	}
 }
+
+// max.connection.creation.rate: beyond the rate (after a burst of one
+// second's worth) the accept loop waits, so a new connection is served only
+// once the rate allows it (KIP-612).
+func TestMaxConnectionCreationRate(t *testing.T) {
+	_, _, addr := startTestServer(t, Config{Limits: ConnectionLimits{Enforce: true, Max: math.MaxInt32, PerIP: math.MaxInt32, CreationRate: 1}})
+	if err := roundTrip(t, dial(t, addr), 1, 5*time.Second); err != nil {
+		t.Fatalf("first connection: %v", err)
+	}
+	second := dial(t, addr)
+	var ne net.Error
+	if err := roundTrip(t, second, 2, 200*time.Millisecond); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("second connection served at once over max.connection.creation.rate=1 (err=%v)", err)
+	}
+	if err := roundTrip(t, second, 3, 5*time.Second); err != nil {
+		t.Fatalf("second connection never served: %v", err)
+	}
+}

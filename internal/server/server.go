@@ -151,6 +151,10 @@ func (s *Server) accept(l *listener) {
 		if !s.quotas.reserve(s.ctx, l.cfg.Name) {
 			return
 		}
+		if !s.quotas.awaitCreationRate(s.ctx, l.cfg.Name) {
+			s.quotas.release()
+			return
+		}
 		nc, err := l.ln.Accept()
 		if err != nil {
 			s.quotas.release()
