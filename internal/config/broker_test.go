@@ -220,6 +220,8 @@ func TestInvalidBrokerConfigs(t *testing.T) {
 		{"inter-broker SSL", map[string]string{"security.inter.broker.protocol": "SSL"}, "security protocol SSL is not supported yet"},
 		{"per-ip 0 without overrides", map[string]string{"max.connections.per.ip": "0"}, "can be 0 only if max.connections.per.ip.overrides is set"},
 		{"bad per-ip overrides", map[string]string{"max.connections.per.ip.overrides": "host1:x"}, "host:count pairs"},
+		{"refused key", map[string]string{"num.io.threads": "16"}, "num.io.threads: Vltava has no fixed thread pools"},
+		{"per-listener override of an honoured key", map[string]string{"listener.name.plaintext.max.connections": "10"}, "listener.name.plaintext.max.connections: per-listener overrides"},
 		{"creation rate 0", map[string]string{"max.connection.creation.rate": "0"}, "set at least 1"},
 	}
 	for _, tt := range tests {

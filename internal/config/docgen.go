@@ -60,7 +60,8 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("Dynamic keys can be changed at run time with AlterConfigs / IncrementalAlterConfigs;\n")
 	b.WriteString("read-only keys need a restart. Of the keys Kafka can change at run time, Vltava applies\n")
 	b.WriteString("at run time the log defaults (a broker key that provides a topic config's default\n")
-	b.WriteString("names that topic config); a dynamic change to any other key is refused with\n")
+	b.WriteString("names that topic config) and the replication throttle rates; the others, marked\n")
+	b.WriteString("\"no (Kafka: yes)\", are read at start-up, and a dynamic change to them is refused with\n")
 	b.WriteString("INVALID_CONFIG rather than stored and not applied.\n\n")
 	b.WriteString("| Name | Type | Default | Valid values | Dynamic | Support | Description |\n|---|---|---|---|---|---|---|\n")
 	for _, d := range BrokerDefs() {
@@ -69,8 +70,12 @@ func WriteMarkdown(w io.Writer) error {
 			desc += fmt.Sprintf(" Default for topic config `%s`.", d.TopicSynonym)
 		}
 		dyn := "yes"
-		if d.ReadOnly {
+		switch {
+		case d.ReadOnly:
 			dyn = "no"
+		case !BrokerSupport(d.Name).Dynamic:
+			// Dynamic in Kafka; AlterConfigs refuses it here.
+			dyn = "no (Kafka: yes)"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", d.Name, d.Type, mdDefault(d), mdCell(d.Valid), dyn, mdCell(supportCell(BrokerSupport(d.Name))), mdCell(desc))
 	}

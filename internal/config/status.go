@@ -251,20 +251,37 @@ func refusal(key string, s Support) string {
 	return fmt.Sprintf("%s: %s; only its default is accepted", key, s.Reason)
 }
 
+// whyPerListener refuses listener-prefixed forms of keys Vltava applies
+// broker-wide only (Kafka reads e.g. listener.name.<l>.max.connections per
+// listener).
+const whyPerListener = "per-listener overrides (listener.name.<listener>.<key>) are not supported; set the broker-wide key"
+
 // checkBrokerSupport refuses, at start-up, every DefaultOnly broker key set to
-// anything but its default.
+// anything but its default, and listener-prefixed forms of honoured keys.
 func checkBrokerSupport(props map[string]string) []error {
 	var errs []error
 	for _, k := range sortedNames(props) {
-		d := lookupBrokerDef(k)
-		if d == nil {
-			continue
-		}
-		if s := BrokerSupport(k); s.Status == DefaultOnly && !isDefault(d, props[k]) {
-			errs = append(errs, fmt.Errorf("%s", refusal(k, s)))
+		if msg := unsupportedBrokerValue(k, props[k]); msg != "" {
+			errs = append(errs, &Error{Code: kerr.InvalidConfig, Message: msg})
 		}
 	}
 	return errs
+}
+
+// unsupportedBrokerValue returns why key=value cannot be honoured, or "".
+func unsupportedBrokerValue(key, value string) string {
+	d := lookupBrokerDef(key)
+	if d == nil {
+		return ""
+	}
+	s := BrokerSupport(key)
+	if _, prefixed := listenerBase(key); prefixed && s.Status == Honoured {
+		return fmt.Sprintf("%s: %s", key, whyPerListener)
+	}
+	if s.Status == DefaultOnly && !isDefault(d, value) {
+		return refusal(key, s)
+	}
+	return ""
 }
 
 // checkTopicSupport refuses topic overrides Vltava cannot honour, with the
@@ -285,14 +302,13 @@ func checkTopicSupport(overrides map[string]string) error {
 func checkDynamicSupport(changes map[string]string) error {
 	var notApplied []string
 	for _, k := range sortedNames(changes) {
-		d := lookupBrokerDef(k)
-		if d == nil {
+		if msg := unsupportedBrokerValue(k, changes[k]); msg != "" {
+			return &Error{Code: kerr.InvalidConfig, Message: msg}
+		}
+		if lookupBrokerDef(k) == nil {
 			continue
 		}
 		s := BrokerSupport(k)
-		if s.Status == DefaultOnly && !isDefault(d, changes[k]) {
-			return &Error{Code: kerr.InvalidConfig, Message: refusal(k, s)}
-		}
 		if s.Status == Honoured && !s.Dynamic {
 			notApplied = append(notApplied, k)
 		}
