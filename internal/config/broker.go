@@ -31,12 +31,13 @@ type Broker struct {
 	SocketReceiveBufferBytes    int32  `config:"socket.receive.buffer.bytes"`
 	SocketRequestMaxBytes       int32  `config:"socket.request.max.bytes"`
 	ConnectionsMaxIdleMs        int64  `config:"connections.max.idle.ms"`
-	MaxConnections              int32  `config:"max.connections"`
-	MaxConnectionsPerIP         int32  `config:"max.connections.per.ip"`
-	MaxConnectionCreationRate   int32  `config:"max.connection.creation.rate"`
+	MaxConnections              int32
+	MaxConnectionsPerIP         int32
+	MaxConnectionCreationRate   int32
 	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
-	// own limit.
-	MaxConnectionsPerIPOverrides map[string]int32 `config:"max.connections.per.ip.overrides"`
+	// own limit. The four connection quotas above are the static values;
+	// ConnectionQuotas gives the ones in effect with the dynamic configs.
+	MaxConnectionsPerIPOverrides map[string]int32
 	QueuedMaxRequests            int32            `config:"queued.max.requests"`
 	NumNetworkThreads            int32            `config:"num.network.threads"`
 	NumIOThreads                 int32            `config:"num.io.threads"`
@@ -253,6 +254,33 @@ func get(props map[string]string, name string) (string, bool) {
 		panic("config: unknown broker key " + name)
 	}
 	return d.Default, d.HasDefault
+}
+
+// ConnectionQuotas are max.connections, max.connections.per.ip, its
+// overrides and max.connection.creation.rate.
+type ConnectionQuotas struct {
+	Max, PerIP, CreationRate int32
+	PerIPOverrides           map[string]int32
+}
+
+// ConnectionQuotas returns the connection quotas in effect on this broker:
+// the per-broker dynamic configs, then the cluster-wide dynamic defaults,
+// then the static config (Kafka applies them to the acceptors at run time).
+func (b *Broker) ConnectionQuotas(dynamicPerBroker, dynamicDefault map[string]string) ConnectionQuotas {
+	merged := mergeLayers(b.Raw, dynamicDefault, dynamicPerBroker)
+	num := func(key string) int32 {
+		if v, ok := merged[key]; ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil && n >= 0 {
+				return int32(n)
+			}
+		}
+		return int32(parseInt(brokerDefs[key].Default))
+	}
+	q := ConnectionQuotas{Max: num("max.connections"), PerIP: num("max.connections.per.ip"), CreationRate: num("max.connection.creation.rate")}
+	if v, ok := merged["max.connections.per.ip.overrides"]; ok && validateConnectionOverrides(v) == "" {
+		q.PerIPOverrides = parseConnectionOverrides(v)
+	}
+	return q
 }
 
 // ReplicationThrottledRates returns leader.replication.throttled.rate and

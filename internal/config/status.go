@@ -152,6 +152,10 @@ var keyStatus = map[string]Support{
 	"controller.socket.timeout.ms":                     defaultOnly("the broker-to-controller channel keeps its own timeouts"),
 	"inter.broker.protocol.version":                    {Status: KafkaIgnores, Reason: "ignored in KRaft mode, where the controller manages metadata.version"},
 
+	"max.connections":                  {Status: Honoured, Dynamic: true},
+	"max.connections.per.ip":           {Status: Honoured, Dynamic: true},
+	"max.connections.per.ip.overrides": {Status: Honoured, Dynamic: true},
+	"max.connection.creation.rate":     {Status: Honoured, Dynamic: true},
 	"leader.replication.throttled.rate":   {Status: Honoured, Dynamic: true},
 	"follower.replication.throttled.rate": {Status: Honoured, Dynamic: true},
 
@@ -195,6 +199,7 @@ var topicKeyStatus = map[string]Support{
 // counts a key as read when its method is called outside this package.
 var methodReaders = map[string][]string{
 	"ReplicationThrottledRates": {"leader.replication.throttled.rate", "follower.replication.throttled.rate"},
+	"ConnectionQuotas":          {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate"},
 }
 
 // BrokerSupport returns what Vltava does with a broker key; listener-prefixed

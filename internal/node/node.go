@@ -26,6 +26,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,7 +67,11 @@ type Node struct {
 	// adopts the cluster's id (adoptClusterID).
 	clusterIDMu sync.Mutex
 	clusterID   string
-	ready       chan struct{}
+	// connQuotasMu guards connQuotas, the connection quotas last given to
+	// the server (applyConnectionQuotas, from the metadata subscriber).
+	connQuotasMu sync.Mutex
+	connQuotas   config.ConnectionQuotas
+	ready        chan struct{}
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -191,6 +196,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		}
 		n.replicas.Apply(img)
 		n.groups.ApplyImage(img)
+		n.applyConnectionQuotas(img)
 	})
 	if err := n.partitions.Apply(n.meta.Image()); err != nil {
 		return nil, fmt.Errorf("opening partitions: %w", err)
@@ -224,11 +230,13 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 			Addr:             net.JoinHostPort(l.Host, strconv.Itoa(l.Port)),
 		})
 	}
-	limits, err := connectionLimits(cfg)
+	img := n.meta.Image()
+	quotas0 := cfg.ConnectionQuotas(img.BrokerConfig(strconv.Itoa(int(cfg.NodeID))), img.BrokerConfig(""))
+	limits, err := connectionLimits(cfg, quotas0)
 	if err != nil {
 		return nil, err
 	}
-	n.server = server.New(server.Config{
+	srv := server.New(server.Config{
 		Listeners:      lcs,
 		MaxRequestSize: cfg.SocketRequestMaxBytes,
 		IdleTimeout:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
@@ -236,6 +244,11 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		SendBuffer:     int(cfg.SocketSendBufferBytes),
 		ReceiveBuffer:  int(cfg.SocketReceiveBufferBytes),
 	}, b, log.With("component", "server"))
+	n.connQuotasMu.Lock()
+	n.server, n.connQuotas = srv, quotas0
+	n.connQuotasMu.Unlock()
+	// Dynamic connection quotas from here on (and any committed since).
+	n.applyConnectionQuotas(n.meta.Image())
 	if err := n.server.Start(); err != nil {
 		return nil, err
 	}
@@ -357,34 +370,53 @@ func (n *Node) serveControllerAPIs(b *broker.Broker) error {
 	return nil
 }
 
-// connectionLimits turns max.connections, max.connections.per.ip,
-// max.connections.per.ip.overrides and max.connection.creation.rate into
-// the server's quotas. Override host
-// names are resolved once, at start-up, as Kafka resolves them when the
-// config is applied; every address of a name gets its limit.
-func connectionLimits(cfg *config.Broker) (server.ConnectionLimits, error) {
+// connectionLimits turns the connection quotas in effect (max.connections,
+// max.connections.per.ip, max.connections.per.ip.overrides,
+// max.connection.creation.rate) into the server's limits. Override host
+// names are resolved here, as Kafka resolves them when the config is
+// applied; every address of a name gets its limit.
+func connectionLimits(cfg *config.Broker, q config.ConnectionQuotas) (server.ConnectionLimits, error) {
 	l := server.ConnectionLimits{
 		Enforce:             true,
-		Max:                 int(cfg.MaxConnections),
-		PerIP:               int(cfg.MaxConnectionsPerIP),
+		Max:                 int(q.Max),
+		PerIP:               int(q.PerIP),
 		PerIPOverrides:      map[string]int{},
-		CreationRate:        int(cfg.MaxConnectionCreationRate),
+		CreationRate:        int(q.CreationRate),
 		InterBrokerListener: cfg.InterBrokerListenerName,
 	}
-	for host, n := range cfg.MaxConnectionsPerIPOverrides {
+	var errs []error
+	for host, n := range q.PerIPOverrides {
 		if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
 			l.PerIPOverrides[ip.String()] = int(n)
 			continue
 		}
 		addrs, err := net.LookupHost(host)
 		if err != nil {
-			return l, fmt.Errorf("max.connections.per.ip.overrides: resolving %s: %w", host, err)
+			errs = append(errs, fmt.Errorf("max.connections.per.ip.overrides: resolving %s: %w", host, err))
+			continue
 		}
 		for _, a := range addrs {
 			l.PerIPOverrides[net.ParseIP(a).String()] = int(n)
 		}
 	}
-	return l, nil
+	return l, errors.Join(errs...)
+}
+
+// applyConnectionQuotas follows dynamic changes of the connection quotas:
+// the server gets new limits when the image's broker configs change them.
+func (n *Node) applyConnectionQuotas(img *metadata.Image) {
+	q := n.cfg.ConnectionQuotas(img.BrokerConfig(strconv.Itoa(int(n.cfg.NodeID))), img.BrokerConfig(""))
+	n.connQuotasMu.Lock()
+	defer n.connQuotasMu.Unlock()
+	if n.server == nil || reflect.DeepEqual(q, n.connQuotas) {
+		return
+	}
+	n.connQuotas = q
+	l, err := connectionLimits(n.cfg, q)
+	if err != nil {
+		n.log.Warn("applying connection quotas", "err", err)
+	}
+	n.server.SetConnectionLimits(l)
 }
 
 // isController reports whether process.roles contains controller.

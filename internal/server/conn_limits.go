@@ -36,15 +36,15 @@ type ConnectionLimits struct {
 	InterBrokerListener string
 }
 
-// connQuotas counts open connections. Its lock guards only the counters:
-// it is taken once per accept and once per close, never on a request path
-// and never across I/O.
+// connQuotas counts open connections. Its lock guards the limits (changed
+// at run time by SetConnectionLimits) and the counters: it is taken once
+// per accept and once per close, never on a request path and never across
+// I/O.
 type connQuotas struct {
-	limits ConnectionLimits
-
 	mu struct {
 		sync.Mutex
-		total int
+		limits ConnectionLimits
+		total  int
 		perIP map[string]int
 		// freed is closed and replaced whenever a connection closes,
 		// waking accept loops that wait for a slot.
@@ -56,22 +56,39 @@ type connQuotas struct {
 }
 
 func newConnQuotas(l ConnectionLimits) *connQuotas {
-	q := &connQuotas{limits: l}
+	q := &connQuotas{}
+	q.mu.limits = l
 	q.mu.perIP = map[string]int{}
 	q.mu.freed = make(chan struct{})
 	q.mu.tokens, q.mu.refilled = float64(l.CreationRate), time.Now()
 	return q
 }
 
+// setLimits replaces the limits; accept loops waiting for a slot or for
+// the creation rate look again. Connections already open stay open, as in
+// Kafka.
+func (q *connQuotas) setLimits(l ConnectionLimits) {
+	q.mu.Lock()
+	if l.CreationRate != q.mu.limits.CreationRate {
+		q.mu.tokens = min(q.mu.tokens, float64(l.CreationRate))
+	}
+	q.mu.limits = l
+	close(q.mu.freed)
+	q.mu.freed = make(chan struct{})
+	q.mu.Unlock()
+}
+
 // awaitCreationRate waits until max.connection.creation.rate allows one
 // more connection on listener and takes it; false when ctx ends.
 func (q *connQuotas) awaitCreationRate(ctx context.Context, listener string) bool {
-	rate := float64(q.limits.CreationRate)
-	if !q.limits.Enforce || q.limits.CreationRate <= 0 || q.limits.CreationRate == math.MaxInt32 || listener == q.limits.InterBrokerListener {
-		return true
-	}
 	for {
 		q.mu.Lock()
+		l := q.mu.limits
+		if !l.Enforce || l.CreationRate <= 0 || l.CreationRate == math.MaxInt32 || listener == l.InterBrokerListener {
+			q.mu.Unlock()
+			return true
+		}
+		rate := float64(l.CreationRate)
 		now := time.Now()
 		q.mu.tokens = min(rate, q.mu.tokens+now.Sub(q.mu.refilled).Seconds()*rate)
 		q.mu.refilled = now
@@ -81,10 +98,13 @@ func (q *connQuotas) awaitCreationRate(ctx context.Context, listener string) boo
 			return true
 		}
 		wait := time.Duration((1 - q.mu.tokens) / rate * float64(time.Second))
+		changed := q.mu.freed
 		q.mu.Unlock()
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
+		case <-changed: // a closed connection or new limits: look again
+			t.Stop()
 		case <-ctx.Done():
 			t.Stop()
 			return false
@@ -98,7 +118,8 @@ func (q *connQuotas) awaitCreationRate(ctx context.Context, listener string) boo
 func (q *connQuotas) reserve(ctx context.Context, listener string) bool {
 	for {
 		q.mu.Lock()
-		if !q.limits.Enforce || q.mu.total < q.limits.Max || listener == q.limits.InterBrokerListener {
+		l := q.mu.limits
+		if !l.Enforce || q.mu.total < l.Max || listener == l.InterBrokerListener {
 			q.mu.total++
 			q.mu.Unlock()
 			return true
@@ -119,13 +140,13 @@ func (q *connQuotas) reserve(ctx context.Context, listener string) bool {
 // slot back.
 func (q *connQuotas) admit(remote net.Addr) (ip string, ok bool) {
 	ip = remoteIP(remote)
-	limit := q.limits.PerIP
-	if o, found := q.limits.PerIPOverrides[ip]; found {
-		limit = o
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.limits.Enforce && q.mu.perIP[ip] >= limit {
+	limit := q.mu.limits.PerIP
+	if o, found := q.mu.limits.PerIPOverrides[ip]; found {
+		limit = o
+	}
+	if q.mu.limits.Enforce && q.mu.perIP[ip] >= limit {
 		q.releaseLocked()
 		return ip, false
 	}

@@ -211,6 +211,10 @@ func (s *Server) accept(l *listener) {
 	}
 }
 
+// SetConnectionLimits applies new connection quotas (dynamic
+// max.connections* configs) to connections accepted from now on.
+func (s *Server) SetConnectionLimits(l ConnectionLimits) { s.quotas.setLimits(l) }
+
 // Close stops accepting, closes every connection and waits for their
 // goroutines to end.
 func (s *Server) Close() error {
