@@ -38,11 +38,11 @@ type Broker struct {
 	// own limit. The four connection quotas above are the static values;
 	// ConnectionQuotas gives the ones in effect with the dynamic configs.
 	MaxConnectionsPerIPOverrides map[string]int32
-	QueuedMaxRequests            int32            `config:"queued.max.requests"`
-	NumNetworkThreads            int32            `config:"num.network.threads"`
-	NumIOThreads                 int32            `config:"num.io.threads"`
-	BackgroundThreads            int32            `config:"background.threads"`
-	RequestTimeoutMs             int32            `config:"request.timeout.ms"`
+	QueuedMaxRequests            int32 `config:"queued.max.requests"`
+	NumNetworkThreads            int32 `config:"num.network.threads"`
+	NumIOThreads                 int32 `config:"num.io.threads"`
+	BackgroundThreads            int32 `config:"background.threads"`
+	RequestTimeoutMs             int32 `config:"request.timeout.ms"`
 
 	// Storage and log defaults.
 	LogDirs                                 []string `config:"log.dirs,log.dir"`

@@ -152,10 +152,10 @@ var keyStatus = map[string]Support{
 	"controller.socket.timeout.ms":                     defaultOnly("the broker-to-controller channel keeps its own timeouts"),
 	"inter.broker.protocol.version":                    {Status: KafkaIgnores, Reason: "ignored in KRaft mode, where the controller manages metadata.version"},
 
-	"max.connections":                  {Status: Honoured, Dynamic: true},
-	"max.connections.per.ip":           {Status: Honoured, Dynamic: true},
-	"max.connections.per.ip.overrides": {Status: Honoured, Dynamic: true},
-	"max.connection.creation.rate":     {Status: Honoured, Dynamic: true},
+	"max.connections":                     {Status: Honoured, Dynamic: true},
+	"max.connections.per.ip":              {Status: Honoured, Dynamic: true},
+	"max.connections.per.ip.overrides":    {Status: Honoured, Dynamic: true},
+	"max.connection.creation.rate":        {Status: Honoured, Dynamic: true},
 	"leader.replication.throttled.rate":   {Status: Honoured, Dynamic: true},
 	"follower.replication.throttled.rate": {Status: Honoured, Dynamic: true},
 

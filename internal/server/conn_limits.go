@@ -45,7 +45,7 @@ type connQuotas struct {
 		sync.Mutex
 		limits ConnectionLimits
 		total  int
-		perIP map[string]int
+		perIP  map[string]int
 		// freed is closed and replaced whenever a connection closes,
 		// waking accept loops that wait for a slot.
 		freed chan struct{}
