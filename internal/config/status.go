@@ -133,8 +133,8 @@ var keyStatus = map[string]Support{
 	"num.replica.alter.log.dirs.threads":            defaultOnly("moving replicas between log directories is not supported"),
 	"log.flush.start.offset.checkpoint.interval.ms": defaultOnly("the log-start-offset checkpoint is written with the recovery-point checkpoint, every log.flush.offset.checkpoint.interval.ms"),
 	"log.message.format.version":                    {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
-	"log.dir.failure.timeout.ms":                    defaultOnly("a failed log directory stops the broker at once"),
-	"log.initial.task.delay.ms":                     defaultOnly("the log manager's periodic tasks start with the broker"),
+	"log.dir.failure.timeout.ms":                    defaultOnly("log directory failures are not reported to the controller (no JBOD failure handling)"),
+	"log.initial.task.delay.ms":                     defaultOnly("the log manager's periodic tasks first run one interval after start-up"),
 	"create.topic.policy.class.name":                defaultOnly(whyPlugin),
 	"alter.config.policy.class.name":                defaultOnly(whyPlugin),
 	"remote.log.storage.system.enable":              defaultOnly(whyTiered),
@@ -178,7 +178,6 @@ var keyStatus = map[string]Support{
 	"transaction.abort.timed.out.transaction.cleanup.interval.ms": defaultOnly(whyTxn),
 	"transaction.remove.expired.transaction.cleanup.interval.ms":  defaultOnly(whyTxn),
 	"transaction.partition.verification.enable":                   defaultOnly(whyTxn),
-	"producer.id.expiration.check.interval.ms":                    defaultOnly("expired producer ids are dropped when a log's producer state is next written"),
 }
 
 // topicKeyStatus classifies the topic keys that are not honoured; every

@@ -149,6 +149,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.store, err = storage.OpenManager(storage.ManagerConfig{
 		Dirs:                   cfg.LogDirs,
 		RetentionCheckInterval: msDuration(int64(cfg.LogRetentionCheckIntervalMs)),
+		// Idle producers (producer.id.expiration.ms) are dropped on
+		// their own schedule, as Kafka's producer expiration check.
+		ProducerExpirationCheckInterval: msDuration(int64(cfg.ProducerIDExpirationCheckIntervalMs)),
 		// Kafka's default scheduler interval is "never"; storage then
 		// checks flush.ms every second, so a topic that sets flush.ms
 		// gets it without also tuning the scheduler.

@@ -19,9 +19,13 @@ import (
 type ManagerConfig struct {
 	Dirs                   []string      // log.dirs
 	RetentionCheckInterval time.Duration // log.retention.check.interval.ms (300000)
-	FlushCheckInterval     time.Duration // log.flush.scheduler.interval.ms (default here: 1s; Kafka's is MaxLong)
-	CheckpointInterval     time.Duration // log.flush.offset.checkpoint.interval.ms (60000)
-	Logger                 *slog.Logger
+	// ProducerExpirationCheckInterval is
+	// producer.id.expiration.check.interval.ms (600000): how often idle
+	// producers are dropped (producer.id.expiration.ms).
+	ProducerExpirationCheckInterval time.Duration
+	FlushCheckInterval              time.Duration // log.flush.scheduler.interval.ms (default here: 1s; Kafka's is MaxLong)
+	CheckpointInterval              time.Duration // log.flush.offset.checkpoint.interval.ms (60000)
+	Logger                          *slog.Logger
 
 	// Log cleaner (cleaner_manager.go). The zero value runs it with
 	// Kafka's defaults, as log.cleaner.enable=true does.
@@ -104,6 +108,9 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.ProducerExpirationCheckInterval <= 0 {
+		cfg.ProducerExpirationCheckInterval = 10 * time.Minute
 	}
 	if cfg.RetentionCheckInterval <= 0 {
 		cfg.RetentionCheckInterval = 5 * time.Minute
@@ -483,6 +490,7 @@ func (m *Manager) Delete(tp TopicPartition) error {
 func (m *Manager) Start() {
 	m.startOnce.Do(func() {
 		m.every(m.cfg.RetentionCheckInterval, m.runRetention)
+		m.every(m.cfg.ProducerExpirationCheckInterval, m.runProducerExpiration)
 		m.every(m.cfg.FlushCheckInterval, m.runFlush)
 		m.every(m.cfg.CheckpointInterval, func() {
 			if err := m.CheckpointAll(); err != nil {
@@ -523,6 +531,13 @@ func (m *Manager) runRetention() {
 		if _, err := l.EnforceRetention(); err != nil && !errors.Is(err, errLogClosed) {
 			m.logger.Error("enforcing retention", "partition", tp.String(), "err", err)
 		}
+	}
+}
+
+// runProducerExpiration drops idle producers from every log (Kafka's
+// PeriodicProducerExpirationCheck).
+func (m *Manager) runProducerExpiration() {
+	for _, l := range m.Logs() {
 		l.RemoveExpiredProducers()
 	}
 }
