@@ -96,6 +96,7 @@ type Broker struct {
 	ReplicaFetchMinBytes                     int32 `config:"replica.fetch.min.bytes"`
 	ReplicaFetchBackoffMs                    int32 `config:"replica.fetch.backoff.ms"`
 	ReplicaSocketTimeoutMs                   int32 `config:"replica.socket.timeout.ms"`
+	ReplicaSocketReceiveBufferBytes          int32 `config:"replica.socket.receive.buffer.bytes"`
 	ReplicaHighWatermarkCheckpointIntervalMs int64 `config:"replica.high.watermark.checkpoint.interval.ms"`
 	NumReplicaFetchers                       int32 `config:"num.replica.fetchers"`
 	// LeaderReplicationThrottledRate and FollowerReplicationThrottledRate
@@ -431,6 +432,7 @@ func (b *Broker) fill() error {
 	b.ReplicaFetchMinBytes = i32("replica.fetch.min.bytes")
 	b.ReplicaFetchBackoffMs = i32("replica.fetch.backoff.ms")
 	b.ReplicaSocketTimeoutMs = i32("replica.socket.timeout.ms")
+	b.ReplicaSocketReceiveBufferBytes = i32("replica.socket.receive.buffer.bytes")
 	b.ReplicaHighWatermarkCheckpointIntervalMs = i64("replica.high.watermark.checkpoint.interval.ms")
 	b.NumReplicaFetchers = i32("num.replica.fetchers")
 	b.LeaderReplicationThrottledRate = i64("leader.replication.throttled.rate")

@@ -143,7 +143,6 @@ var keyStatus = map[string]Support{
 	"log.cleaner.io.buffer.size": defaultOnly(whyCleanerBufs),
 
 	// Replication.
-	"replica.socket.receive.buffer.bytes":              defaultOnly("follower fetch connections keep the operating system's receive buffer"),
 	"replica.high.watermark.checkpoint.interval.ms":    defaultOnly("high watermarks are checkpointed with the recovery points, every log.flush.offset.checkpoint.interval.ms"),
 	"replica.selector.class":                           defaultOnly(whyPlugin + " (fetch from follower, KIP-392, is not supported yet)"),
 	"fetch.purgatory.purge.interval.requests":          defaultOnly(whyPurgatory),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -148,6 +149,10 @@ func (f *fetcher) run() {
 					return
 				}
 				continue
+			}
+			// replica.socket.receive.buffer.bytes (-1: the OS's).
+			if tc, ok := c.c.(*net.TCPConn); ok && f.m.cfg.ReplicaSocketReceiveBufferBytes > 0 {
+				tc.SetReadBuffer(int(f.m.cfg.ReplicaSocketReceiveBufferBytes))
 			}
 			f.mu.Lock()
 			conn = c
