@@ -140,6 +140,7 @@ type Broker struct {
 	OffsetsTopicSegmentBytes        int32    `config:"offsets.topic.segment.bytes"`
 	OffsetsCommitTimeoutMs          int32    `config:"offsets.commit.timeout.ms"`
 	OffsetsLoadBufferSize           int32    `config:"offsets.load.buffer.size"`
+	OffsetsTopicCompressionCodec    int8     `config:"offsets.topic.compression.codec"`
 
 	// Transactions and idempotence.
 	TransactionStateLogNumPartitions          int32 `config:"transaction.state.log.num.partitions"`
@@ -472,6 +473,7 @@ func (b *Broker) fill() error {
 	b.OffsetsTopicSegmentBytes = i32("offsets.topic.segment.bytes")
 	b.OffsetsCommitTimeoutMs = i32("offsets.commit.timeout.ms")
 	b.OffsetsLoadBufferSize = i32("offsets.load.buffer.size")
+	b.OffsetsTopicCompressionCodec = int8(i64("offsets.topic.compression.codec"))
 
 	b.TransactionStateLogNumPartitions = i32("transaction.state.log.num.partitions")
 	b.TransactionStateLogReplicationFactor = i16("transaction.state.log.replication.factor")

@@ -221,7 +221,7 @@ var brokerDefList = []Def{
 	def("offsets.topic.num.partitions", Int, "50", "Partitions of __consumer_offsets; do not change after deployment.", atLeast(1)),
 	def("offsets.topic.segment.bytes", Int, "104857600", "Segment size of __consumer_offsets.", atLeast(1)),
 	def("offsets.topic.replication.factor", Short, "3", "Replication factor of __consumer_offsets; until that many brokers are registered, group coordination answers COORDINATOR_NOT_AVAILABLE (a single-node quorum defaults to 1).", atLeast(1)),
-	def("offsets.topic.compression.codec", Int, "0", "Compression codec id for offset commits to __consumer_offsets."),
+	def("offsets.topic.compression.codec", Int, "0", "Compression codec id for offset commits to __consumer_offsets (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).", between(0, 4)),
 	def("offsets.commit.timeout.ms", Int, "5000", "Time an offset commit waits for replication before timing out.", atLeast(1)),
 
 	// Transactions and idempotence.

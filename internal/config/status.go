@@ -164,7 +164,6 @@ var keyStatus = map[string]Support{
 	"group.consumer.max.session.timeout.ms":    defaultOnly(whyGroupBounds),
 	"group.consumer.min.heartbeat.interval.ms": defaultOnly(whyGroupBounds),
 	"group.consumer.max.heartbeat.interval.ms": defaultOnly(whyGroupBounds),
-	"offsets.topic.compression.codec":          defaultOnly("offset commits are written uncompressed"),
 
 	// Transactions.
 	"transaction.state.log.num.partitions":                        defaultOnly(whyTxn),

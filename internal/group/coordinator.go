@@ -13,6 +13,7 @@ import (
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/record"
 )
 
 // Config is what the coordinator takes from the broker's configuration.
@@ -37,6 +38,9 @@ type Config struct {
 	// LoadBufferSize is offsets.load.buffer.size: bytes read per step when
 	// loading a partition.
 	LoadBufferSize int
+	// CommitCodec is offsets.topic.compression.codec: the codec of the
+	// batches the coordinator appends (CodecNone by default).
+	CommitCodec record.Codec
 	// ConsumerSessionTimeout is group.consumer.session.timeout.ms, the
 	// session of consumer-protocol (KIP-848) members.
 	ConsumerSessionTimeout time.Duration
@@ -63,6 +67,7 @@ func ConfigFromBroker(b *config.Broker) Config {
 		OffsetsRetention:       time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
 		RetentionCheckInterval: time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
 		LoadBufferSize:         int(b.OffsetsLoadBufferSize),
+		CommitCodec:            record.Codec(b.OffsetsTopicCompressionCodec),
 
 		ConsumerSessionTimeout:    time.Duration(b.GroupConsumerSessionTimeoutMs) * time.Millisecond,
 		ConsumerHeartbeatInterval: time.Duration(b.GroupConsumerHeartbeatMs) * time.Millisecond,
@@ -514,7 +519,7 @@ func (c *Coordinator) appendRecords(p int32, recs []kv) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	batch, err := buildBatch(recs, c.now())
+	batch, err := buildBatch(recs, c.now(), c.cfg.CommitCodec)
 	if err != nil {
 		return err
 	}
