@@ -3,7 +3,6 @@ package group
 import (
 	"context"
 	"errors"
-	"github.com/vltava/vltava/internal/record"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/record"
 )
 
 // fakeClock is a settable clock for commit timestamps and expiry.
