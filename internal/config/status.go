@@ -8,13 +8,15 @@ import (
 )
 
 // Status says what Vltava does with a config key. Every broker and topic key
-// has one (keyStatus below); docs/CONFIGURATION.md prints it, and start-up,
-// CreateTopics and AlterConfigs enforce it, so no key is accepted and then
-// ignored.
+// has one: the exceptions are listed in keyStatus and topicKeyStatus with
+// their reasons, every other key is Honoured and TestEveryKeyHasATruthfulStatus
+// requires a reader of it outside this package. docs/CONFIGURATION.md prints
+// the status, and start-up, CreateTopics and AlterConfigs enforce it, so no
+// key is accepted and then ignored.
 type Status int8
 
 const (
-	// StatusUnset marks a key nobody classified; a test fails on it.
+	// StatusUnset is the status of a name that is not a config key.
 	StatusUnset Status = iota
 	// Honoured: the value takes effect as in Kafka.
 	Honoured
@@ -65,14 +67,14 @@ const (
 	whyMetadataLog = "the metadata quorum (hashicorp/raft) manages its own log segments and snapshots"
 	whyQuorum      = "the metadata quorum (hashicorp/raft) takes its timing from controller.quorum.election.timeout.ms"
 	whyCleanerBufs = "the log cleaner sizes its read/write buffers itself; log.cleaner.dedupe.buffer.size bounds its memory"
-	whyOutbound    = "outbound connections use replica.socket.timeout.ms and request.timeout.ms"
+	whyOutbound    = "outbound connection set-up is bounded by replica.socket.timeout.ms (follower fetchers) and each caller's own timeout"
 	whyGroupBounds = "consumer-protocol members always get group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms"
 )
 
 func defaultOnly(why string) Support { return Support{Status: DefaultOnly, Reason: why} }
 
-// keyStatus classifies every broker key (by its un-prefixed name). Keys not
-// listed here or in honouredBrokerKeys fail TestEveryKeyHasATruthfulStatus.
+// keyStatus lists the broker keys (by their un-prefixed names) that are not
+// simply honoured, and the honoured ones Vltava applies at run time.
 var keyStatus = map[string]Support{
 	// KRaft and quorum.
 	"controller.quorum.bootstrap.servers":             defaultOnly("dynamic quorum discovery is not supported yet; list the voters in controller.quorum.voters"),
