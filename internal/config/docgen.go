@@ -61,9 +61,10 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("read-only keys need a restart. Of the keys Kafka can change at run time, Vltava applies\n")
 	b.WriteString("at run time the log defaults (a broker key that provides a topic config's default\n")
 	b.WriteString("names that topic config), the replication throttle rates and the connection quotas;\n")
-	b.WriteString("the others, marked\n")
-	b.WriteString("\"no (Kafka: yes)\", are read at start-up, and a dynamic change to them is refused with\n")
-	b.WriteString("INVALID_CONFIG rather than stored and not applied.\n\n")
+	b.WriteString("the others, marked \"no (Kafka: yes)\", are read at start-up, and a dynamic change to\n")
+	b.WriteString("them is refused with INVALID_CONFIG rather than stored and not applied.\n")
+	b.WriteString("Listener-prefixed forms (`listener.name.<listener>.<key>`) of honoured keys are\n")
+	b.WriteString("refused too: Vltava applies them broker-wide only.\n\n")
 	b.WriteString("| Name | Type | Default | Valid values | Dynamic | Support | Description |\n|---|---|---|---|---|---|---|\n")
 	for _, d := range BrokerDefs() {
 		desc := d.Doc
