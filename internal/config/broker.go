@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Broker is the typed, validated broker configuration. It is built once by
@@ -214,6 +216,12 @@ func ParseBroker(props map[string]string) (*Broker, []string, error) {
 	var errs []error
 	for _, k := range sortedNames(props) {
 		d := lookupBrokerDef(k)
+		if d == nil && props[k] != "" {
+			if why := unknownRefusal(k); why != "" {
+				errs = append(errs, &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("%s: %s; it is not accepted", k, why)})
+				continue
+			}
+		}
 		if d == nil {
 			w := fmt.Sprintf("The configuration '%s' was supplied but isn't a known config.", k)
 			if s, ok := TopicServerDefault(k); ok {

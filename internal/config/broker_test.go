@@ -222,6 +222,10 @@ func TestInvalidBrokerConfigs(t *testing.T) {
 		{"bad per-ip overrides", map[string]string{"max.connections.per.ip.overrides": "host1:x"}, "host:count pairs"},
 		{"refused key", map[string]string{"num.io.threads": "16"}, "num.io.threads: Vltava has no fixed thread pools"},
 		{"per-listener override of an honoured key", map[string]string{"listener.name.plaintext.max.connections": "10"}, "listener.name.plaintext.max.connections: per-listener overrides"},
+		{"principal builder", map[string]string{"principal.builder.class": "org.example.Builder"}, "principal.builder.class: Java plugin classes cannot be loaded"},
+		{"unknown ssl key", map[string]string{"ssl.engine.factory.class": "x"}, "ssl.engine.factory.class: TLS listeners are not supported yet"},
+		{"unknown sasl key", map[string]string{"listener.name.external.sasl.server.callback.handler.class": "x"}, "SASL authentication is not supported yet"},
+		{"super users", map[string]string{"super.users": "User:admin"}, "super.users: authorization (ACLs) is not supported yet"},
 		{"creation rate 0", map[string]string{"max.connection.creation.rate": "0"}, "set at least 1"},
 	}
 	for _, tt := range tests {

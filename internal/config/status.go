@@ -201,6 +201,36 @@ var methodReaders = map[string][]string{
 	"ConnectionQuotas":          {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate"},
 }
 
+// unknownRefusal says why a key Vltava does not define is refused rather
+// than logged and skipped like other unknown keys: security and plugin
+// settings Kafka would act on (principal.builder.class, the ssl.*/sasl.*
+// family, authorizer and quota callbacks, metric reporters) must not be
+// silently dropped. "" for any other unknown key.
+func unknownRefusal(name string) string {
+	base := name
+	if rest, ok := strings.CutPrefix(name, "listener.name."); ok {
+		if _, after, ok := strings.Cut(rest, "."); ok {
+			base = after
+			// listener.name.<l>.<mechanism>.sasl.jaas.config and the like.
+			if i := strings.Index(base, ".sasl."); i >= 0 {
+				base = base[i+1:]
+			}
+		}
+	}
+	switch {
+	case strings.HasPrefix(base, "ssl."):
+		return whyTLS
+	case strings.HasPrefix(base, "sasl.") || strings.HasPrefix(base, "delegation.token."):
+		return whySASL
+	case strings.HasPrefix(base, "authorizer.") || base == "super.users" || base == "allow.everyone.if.no.acl.found":
+		return whyAuthorizer
+	case strings.HasSuffix(base, ".class") || strings.HasSuffix(base, ".class.name") || strings.HasSuffix(base, ".classes") ||
+		base == "metric.reporters" || base == "kafka.metrics.reporters" || base == "security.providers":
+		return whyPlugin
+	}
+	return ""
+}
+
 // BrokerSupport returns what Vltava does with a broker key; listener-prefixed
 // keys (listener.name.<l>.<key>) take their base key's status. A broker key
 // that provides a topic config's default shares that topic key's status.

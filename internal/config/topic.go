@@ -261,7 +261,11 @@ func validateBrokerDynamic(changes map[string]string, perBroker bool) error {
 	for _, k := range sortedNames(changes) {
 		d := lookupBrokerDef(k)
 		if d == nil {
-			// Like Kafka, unknown keys (plugin configs) are stored and ignored.
+			if why := unknownRefusal(k); why != "" && changes[k] != "" {
+				return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("%s: %s; it is not accepted", k, why)}
+			}
+			// Like Kafka, other unknown keys (plugin configs) are stored
+			// and ignored.
 			continue
 		}
 		base, prefixed := listenerBase(k)
