@@ -36,6 +36,8 @@ type Broker struct {
 	meta       metadata.Log
 	controller *metadata.Controller
 	partitions *partition.Manager
+	// leaderQuota throttles follower fetches (fetch_throttle.go).
+	leaderQuota ReplicationQuota
 	// groups is the group coordinator; nil on a broker assembled
 	// without one (group APIs then answer COORDINATOR_NOT_AVAILABLE).
 	groups *group.Coordinator
@@ -81,8 +83,11 @@ type Options struct {
 	Active  *controller.Active
 	Quorum  Quorum
 	// Ready, if set, gates client requests until it is closed.
-	Ready  <-chan struct{}
-	Logger *slog.Logger
+	Ready <-chan struct{}
+	// LeaderQuota is leader.replication.throttled.rate (fetch_throttle.go);
+	// nil: unlimited.
+	LeaderQuota ReplicationQuota
+	Logger      *slog.Logger
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -102,6 +107,9 @@ func New(o Options) *Broker {
 	if log == nil {
 		log = slog.Default()
 	}
+	if o.LeaderQuota == nil {
+		o.LeaderQuota = unlimitedQuota{}
+	}
 	return &Broker{
 		cfg:           o.Config,
 		nodeID:        o.Config.NodeID,
@@ -115,6 +123,7 @@ func New(o Options) *Broker {
 		active:        o.Active,
 		quorum:        o.Quorum,
 		ready:         o.Ready,
+		leaderQuota:   o.LeaderQuota,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),

@@ -103,7 +103,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go")}},
 	kmsg.DescribeCluster: {"brokers only: endpoint type 2 (controllers) is UNSUPPORTED_ENDPOINT_TYPE",
 		[]string{broker("admin_test.go"), suiteCLI}},
-	kmsg.FindCoordinator: {"group keys (batched keys v4+); transaction keys answer COORDINATOR_NOT_AVAILABLE until transactions land; creates __consumer_offsets on first use",
+	kmsg.FindCoordinator: {"group keys (batched keys v4+); transaction keys answer COORDINATOR_NOT_AVAILABLE until transactions land; creates __consumer_offsets on first use with offsets.topic.replication.factor replicas (COORDINATOR_NOT_AVAILABLE until that many brokers are registered)",
 		[]string{suiteGroups, suiteLibrd, suiteGroupU}},
 	kmsg.JoinGroup: {"classic protocol: KIP-394 member id required, KIP-345 static members, protocol chosen by votes, initial rebalance delay; a classic member of a KIP-848 consumer group is answered at once (online migration)",
 		[]string{suiteGroups, suiteGroupU}},
@@ -158,7 +158,9 @@ registry, so it cannot claim what the broker does not serve.
 Transactions (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
 clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
-tokens, quotas and the share-group APIs are not served either. The
+tokens, quotas and the share-group APIs are not served either; a broker
+configured with an SSL or SASL listener refuses to start rather than serve
+it as plain text (docs/CONFIGURATION.md). The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
 AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers: on the
 controllers' quorum port and on the inter-broker listener, not on other

@@ -406,6 +406,10 @@ func (b *Broker) readReplicaFetch(p *partition.Partition, it fetchItem, remainin
 		return rp, region
 	}
 	fill()
+	throttled := b.leaderThrottled(p, replicaID)
+	if throttled && b.leaderQuota.Exceeded() {
+		return rp, region // no records this time (fetch_throttle.go)
+	}
 	limit := min(int(it.maxBytes), *remaining)
 	if limit <= 0 && !first {
 		return rp, region
@@ -414,6 +418,9 @@ func (b *Broker) readReplicaFetch(p *partition.Partition, it fetchItem, remainin
 	if err != nil {
 		rp.ErrorCode = b.errCode(err)
 		return rp, region
+	}
+	if throttled {
+		b.leaderQuota.Record(int(res.Size))
 	}
 	if res.Size > 0 {
 		region = fileRegion{file: res.File, offset: res.Position, length: res.Size}

@@ -6,10 +6,13 @@ package broker
 // __consumer_offsets partition, abs(javaHashCode(group)) % partitions. The
 // topic is created on first need, as Kafka does, with
 // offsets.topic.num.partitions partitions, replication factor
-// min(offsets.topic.replication.factor, live brokers), cleanup.policy=compact,
+// offsets.topic.replication.factor, cleanup.policy=compact,
 // compression.type=producer and segment.bytes=offsets.topic.segment.bytes;
 // creation is synchronous, so the first answer already names the
-// coordinator. v4+ batches keys (KIP-699); errors then go per key.
+// coordinator. While fewer unfenced brokers are registered than the
+// replication factor, the answer is COORDINATOR_NOT_AVAILABLE and the topic
+// is created on a later request once they are: like Kafka, the replication
+// factor is never cut to the brokers at hand. v4+ batches keys (KIP-699); errors then go per key.
 //
 // Key type 1 (transaction): there is no transaction coordinator yet.
 // Kafka answers COORDINATOR_NOT_AVAILABLE (retriable) while its
@@ -95,10 +98,11 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
 		_, exists := b.meta.Image().Topic(metadata.ConsumerOffsetsTopic)
 		if !exists {
 			img := b.meta.Image()
-			rf := min(int(b.cfg.OffsetsTopicReplicationFactor), len(img.ActiveBrokerIDs()))
-			if rf < 1 {
+			rf, live := int(b.cfg.OffsetsTopicReplicationFactor), len(img.ActiveBrokerIDs())
+			if live < rf {
 				b.autoCreate.Unlock()
-				return fmt.Errorf("%w: no live brokers to host %s", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic)
+				return fmt.Errorf("%w: %s needs offsets.topic.replication.factor=%d brokers, %d are registered and unfenced",
+					kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, rf, live)
 			}
 			compact, producer := "compact", "producer"
 			segment := strconv.Itoa(int(b.cfg.OffsetsTopicSegmentBytes))

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Broker is the typed, validated broker configuration. It is built once by
@@ -15,139 +17,171 @@ import (
 // functions, which apply Kafka's layering.
 type Broker struct {
 	// KRaft identity.
-	NodeID                  int32
-	ProcessRoles            []string // "broker", "controller"
-	BrokerRack              string   // "" if unset
-	ControllerListenerNames []string
-	ControllerQuorumVoters  string // raw config value
-	Voters                  []Voter
+	NodeID                  int32    `config:"node.id,broker.id"`
+	ProcessRoles            []string `config:"process.roles"` // "broker", "controller"
+	BrokerRack              string   `config:"broker.rack"`   // "" if unset
+	ControllerListenerNames []string `config:"controller.listener.names"`
+	ControllerQuorumVoters  string   // raw config value
+	Voters                  []Voter  `config:"controller.quorum.voters"`
 
 	// Network.
-	Listeners                   []Listener
-	AdvertisedListeners         []Listener // explicit, or the non-controller Listeners
+	Listeners                   []Listener `config:"listeners,listener.security.protocol.map"`
+	AdvertisedListeners         []Listener `config:"advertised.listeners"` // explicit, or the non-controller Listeners
 	ListenerSecurityProtocolMap map[string]string
-	InterBrokerListenerName     string
-	SocketSendBufferBytes       int32
-	SocketReceiveBufferBytes    int32
-	SocketRequestMaxBytes       int32
-	ConnectionsMaxIdleMs        int64
+	InterBrokerListenerName     string `config:"inter.broker.listener.name,security.inter.broker.protocol"`
+	SocketSendBufferBytes       int32  `config:"socket.send.buffer.bytes"`
+	SocketReceiveBufferBytes    int32  `config:"socket.receive.buffer.bytes"`
+	SocketRequestMaxBytes       int32  `config:"socket.request.max.bytes"`
+	ConnectionsMaxIdleMs        int64  `config:"connections.max.idle.ms"`
 	MaxConnections              int32
 	MaxConnectionsPerIP         int32
-	QueuedMaxRequests           int32
-	NumNetworkThreads           int32
-	NumIOThreads                int32
-	BackgroundThreads           int32
-	RequestTimeoutMs            int32
+	MaxConnectionCreationRate   int32
+	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
+	// own limit. The four connection quotas above are the static values;
+	// ConnectionQuotas gives the ones in effect with the dynamic configs.
+	MaxConnectionsPerIPOverrides map[string]int32
+	QueuedMaxRequests            int32 `config:"queued.max.requests"`
+	NumNetworkThreads            int32 `config:"num.network.threads"`
+	NumIOThreads                 int32 `config:"num.io.threads"`
+	BackgroundThreads            int32 `config:"background.threads"`
+	RequestTimeoutMs             int32 `config:"request.timeout.ms"`
 
 	// Storage and log defaults.
-	LogDirs                                 []string
-	MetadataLogDir                          string // explicit, or LogDirs[0]
-	NumRecoveryThreadsPerDataDir            int32
-	NumReplicaAlterLogDirsThreads           int32 // 0: one per log dir
-	ReplicaAlterLogDirsIOMaxBytesPerSecond  int64
-	NumPartitions                           int32
-	DefaultReplicationFactor                int16
-	AutoCreateTopicsEnable                  bool
-	DeleteTopicEnable                       bool
-	MessageMaxBytes                         int32
-	LogSegmentBytes                         int32
-	LogRollMs                               int64 // log.roll.ms, else log.roll.hours
-	LogRollJitterMs                         int64 // log.roll.jitter.ms, else log.roll.jitter.hours
-	LogRetentionMs                          int64 // log.retention.ms > .minutes > .hours; -1 = forever
-	LogRetentionBytes                       int64
-	LogRetentionCheckIntervalMs             int64
-	LogCleanupPolicy                        []string
-	LogIndexIntervalBytes                   int32
-	LogIndexSizeMaxBytes                    int32
-	LogFlushIntervalMessages                int64
-	LogFlushIntervalMs                      int64 // log.flush.interval.ms, else log.flush.scheduler.interval.ms
-	LogFlushSchedulerIntervalMs             int64
-	LogFlushOffsetCheckpointIntervalMs      int32
-	LogFlushStartOffsetCheckpointIntervalMs int32
-	LogSegmentDeleteDelayMs                 int64
-	LogPreallocate                          bool
-	LogMessageTimestampType                 string
+	LogDirs                                 []string `config:"log.dirs,log.dir"`
+	MetadataLogDir                          string   `config:"metadata.log.dir"` // explicit, or LogDirs[0]
+	NumRecoveryThreadsPerDataDir            int32    `config:"num.recovery.threads.per.data.dir"`
+	NumReplicaAlterLogDirsThreads           int32    `config:"num.replica.alter.log.dirs.threads"` // 0: one per log dir
+	ReplicaAlterLogDirsIOMaxBytesPerSecond  int64    `config:"replica.alter.log.dirs.io.max.bytes.per.second"`
+	NumPartitions                           int32    `config:"num.partitions"`
+	DefaultReplicationFactor                int16    `config:"default.replication.factor"`
+	AutoCreateTopicsEnable                  bool     `config:"auto.create.topics.enable"`
+	DeleteTopicEnable                       bool     `config:"delete.topic.enable"`
+	MessageMaxBytes                         int32    `config:"message.max.bytes"`
+	LogSegmentBytes                         int32    `config:"log.segment.bytes"`
+	LogRollMs                               int64    // log.roll.ms, else log.roll.hours
+	LogRollJitterMs                         int64    // log.roll.jitter.ms, else log.roll.jitter.hours
+	LogRetentionMs                          int64    // log.retention.ms > .minutes > .hours; -1 = forever
+	LogRetentionBytes                       int64    `config:"log.retention.bytes"`
+	LogRetentionCheckIntervalMs             int64    `config:"log.retention.check.interval.ms"`
+	LogCleanupPolicy                        []string `config:"log.cleanup.policy"`
+	LogIndexIntervalBytes                   int32    `config:"log.index.interval.bytes"`
+	LogIndexSizeMaxBytes                    int32    `config:"log.index.size.max.bytes"`
+	LogFlushIntervalMessages                int64    `config:"log.flush.interval.messages"`
+	LogFlushIntervalMs                      int64    // log.flush.interval.ms, else log.flush.scheduler.interval.ms
+	LogFlushSchedulerIntervalMs             int64    `config:"log.flush.scheduler.interval.ms"`
+	LogFlushOffsetCheckpointIntervalMs      int32    `config:"log.flush.offset.checkpoint.interval.ms"`
+	LogFlushStartOffsetCheckpointIntervalMs int32    `config:"log.flush.start.offset.checkpoint.interval.ms"`
+	LogSegmentDeleteDelayMs                 int64    `config:"log.segment.delete.delay.ms"`
+	LogPreallocate                          bool     `config:"log.preallocate"`
+	LogMessageTimestampType                 string   `config:"log.message.timestamp.type"`
 	LogMessageTimestampBeforeMaxMs          int64
 	LogMessageTimestampAfterMaxMs           int64
-	CompressionType                         string
-	MinInsyncReplicas                       int32
-	UncleanLeaderElectionEnable             bool
+	CompressionType                         string `config:"compression.type"`
+	MinInsyncReplicas                       int32  `config:"min.insync.replicas"`
+	UncleanLeaderElectionEnable             bool   `config:"unclean.leader.election.enable"`
 
 	// Log cleaner.
-	LogCleanerEnable              bool
-	LogCleanerThreads             int32
-	LogCleanerBackoffMs           int64
-	LogCleanerDedupeBufferSize    int64
-	LogCleanerMinCleanableRatio   float64
-	LogCleanerDeleteRetentionMs   int64
-	LogCleanerMinCompactionLagMs  int64
-	LogCleanerMaxCompactionLagMs  int64
-	LogCleanerIOMaxBytesPerSecond float64
+	LogCleanerEnable              bool    `config:"log.cleaner.enable"`
+	LogCleanerThreads             int32   `config:"log.cleaner.threads"`
+	LogCleanerBackoffMs           int64   `config:"log.cleaner.backoff.ms"`
+	LogCleanerDedupeBufferSize    int64   `config:"log.cleaner.dedupe.buffer.size"`
+	LogCleanerMinCleanableRatio   float64 `config:"log.cleaner.min.cleanable.ratio"`
+	LogCleanerDeleteRetentionMs   int64   `config:"log.cleaner.delete.retention.ms"`
+	LogCleanerMinCompactionLagMs  int64   `config:"log.cleaner.min.compaction.lag.ms"`
+	LogCleanerMaxCompactionLagMs  int64   `config:"log.cleaner.max.compaction.lag.ms"`
+	LogCleanerIOMaxBytesPerSecond float64 `config:"log.cleaner.io.max.bytes.per.second"`
+	LogCleanerIOBufferLoadFactor  float64 `config:"log.cleaner.io.buffer.load.factor"`
 
 	// Replication and fetch.
-	ReplicaLagTimeMaxMs                       int64
-	ReplicaFetchMaxBytes                      int32
-	ReplicaFetchResponseMaxBytes              int32
-	ReplicaFetchWaitMaxMs                     int32
-	ReplicaFetchMinBytes                      int32
-	ReplicaFetchBackoffMs                     int32
-	ReplicaSocketTimeoutMs                    int32
-	ReplicaHighWatermarkCheckpointIntervalMs  int64
-	NumReplicaFetchers                        int32
-	FetchMaxBytes                             int32
-	FetchPurgatoryPurgeIntervalRequests       int32
-	ProducerPurgatoryPurgeIntervalRequests    int32
-	DeleteRecordsPurgatoryPurgeIntervalReqs   int32
-	MaxIncrementalFetchSessionCacheSlots      int32
-	AutoLeaderRebalanceEnable                 bool
-	LeaderImbalanceCheckIntervalSeconds       int64
-	LeaderImbalancePerBrokerPercentage        int32
-	BrokerHeartbeatIntervalMs                 int32
-	BrokerSessionTimeoutMs                    int32
-	InitialBrokerRegistrationTimeoutMs        int32
-	MetadataMaxRetentionBytes                 int64
-	MetadataMaxRetentionMs                    int64
-	MetadataLogSegmentBytes                   int32
-	MetadataLogSegmentMs                      int64
-	MetadataLogMaxRecordBytesBetweenSnapshots int64
-	MetadataLogMaxSnapshotIntervalMs          int64
+	ReplicaLagTimeMaxMs                      int64 `config:"replica.lag.time.max.ms"`
+	ReplicaFetchMaxBytes                     int32 `config:"replica.fetch.max.bytes"`
+	ReplicaFetchResponseMaxBytes             int32 `config:"replica.fetch.response.max.bytes"`
+	ReplicaFetchWaitMaxMs                    int32 `config:"replica.fetch.wait.max.ms"`
+	ReplicaFetchMinBytes                     int32 `config:"replica.fetch.min.bytes"`
+	ReplicaFetchBackoffMs                    int32 `config:"replica.fetch.backoff.ms"`
+	ReplicaSocketTimeoutMs                   int32 `config:"replica.socket.timeout.ms"`
+	ReplicaSocketReceiveBufferBytes          int32 `config:"replica.socket.receive.buffer.bytes"`
+	ReplicaHighWatermarkCheckpointIntervalMs int64 `config:"replica.high.watermark.checkpoint.interval.ms"`
+	NumReplicaFetchers                       int32 `config:"num.replica.fetchers"`
+	// LeaderReplicationThrottledRate and FollowerReplicationThrottledRate
+	// are the static values; the dynamic broker configs override them at
+	// run time (ReplicationThrottledRates).
+	LeaderReplicationThrottledRate            int64 `config:"leader.replication.throttled.rate"`
+	FollowerReplicationThrottledRate          int64 `config:"follower.replication.throttled.rate"`
+	FetchMaxBytes                             int32 `config:"fetch.max.bytes"`
+	FetchPurgatoryPurgeIntervalRequests       int32 `config:"fetch.purgatory.purge.interval.requests"`
+	ProducerPurgatoryPurgeIntervalRequests    int32 `config:"producer.purgatory.purge.interval.requests"`
+	DeleteRecordsPurgatoryPurgeIntervalReqs   int32 `config:"delete.records.purgatory.purge.interval.requests"`
+	MaxIncrementalFetchSessionCacheSlots      int32 `config:"max.incremental.fetch.session.cache.slots"`
+	AutoLeaderRebalanceEnable                 bool  `config:"auto.leader.rebalance.enable"`
+	LeaderImbalanceCheckIntervalSeconds       int64 `config:"leader.imbalance.check.interval.seconds"`
+	LeaderImbalancePerBrokerPercentage        int32 `config:"leader.imbalance.per.broker.percentage"`
+	BrokerHeartbeatIntervalMs                 int32 `config:"broker.heartbeat.interval.ms"`
+	BrokerSessionTimeoutMs                    int32 `config:"broker.session.timeout.ms"`
+	InitialBrokerRegistrationTimeoutMs        int32 `config:"initial.broker.registration.timeout.ms"`
+	MetadataMaxRetentionBytes                 int64 `config:"metadata.max.retention.bytes"`
+	MetadataMaxRetentionMs                    int64 `config:"metadata.max.retention.ms"`
+	MetadataLogSegmentBytes                   int32 `config:"metadata.log.segment.bytes"`
+	MetadataLogSegmentMs                      int64 `config:"metadata.log.segment.ms"`
+	MetadataLogMaxRecordBytesBetweenSnapshots int64 `config:"metadata.log.max.record.bytes.between.snapshots"`
+	MetadataLogMaxSnapshotIntervalMs          int64 `config:"metadata.log.max.snapshot.interval.ms"`
 
 	// Groups and offsets.
-	GroupInitialRebalanceDelayMs    int32
-	GroupMinSessionTimeoutMs        int32
-	GroupMaxSessionTimeoutMs        int32
-	GroupMaxSize                    int32
-	GroupCoordinatorProtocols       []string
-	GroupConsumerSessionTimeoutMs   int32
-	GroupConsumerHeartbeatMs        int32
-	GroupConsumerMaxSize            int32
-	GroupConsumerAssignors          []string
-	OffsetMetadataMaxBytes          int32
-	OffsetsRetentionMinutes         int32
-	OffsetsRetentionCheckIntervalMs int64
-	OffsetsTopicNumPartitions       int32
-	OffsetsTopicReplicationFactor   int16
-	OffsetsTopicSegmentBytes        int32
-	OffsetsCommitTimeoutMs          int32
-	OffsetsLoadBufferSize           int32
+	GroupInitialRebalanceDelayMs    int32    `config:"group.initial.rebalance.delay.ms"`
+	GroupMinSessionTimeoutMs        int32    `config:"group.min.session.timeout.ms"`
+	GroupMaxSessionTimeoutMs        int32    `config:"group.max.session.timeout.ms"`
+	GroupMaxSize                    int32    `config:"group.max.size"`
+	GroupCoordinatorProtocols       []string `config:"group.coordinator.rebalance.protocols"`
+	GroupConsumerSessionTimeoutMs   int32    `config:"group.consumer.session.timeout.ms"`
+	GroupConsumerHeartbeatMs        int32    `config:"group.consumer.heartbeat.interval.ms"`
+	GroupConsumerMaxSize            int32    `config:"group.consumer.max.size"`
+	GroupConsumerAssignors          []string `config:"group.consumer.assignors"`
+	OffsetMetadataMaxBytes          int32    `config:"offset.metadata.max.bytes"`
+	OffsetsRetentionMinutes         int32    `config:"offsets.retention.minutes"`
+	OffsetsRetentionCheckIntervalMs int64    `config:"offsets.retention.check.interval.ms"`
+	OffsetsTopicNumPartitions       int32    `config:"offsets.topic.num.partitions"`
+	OffsetsTopicReplicationFactor   int16    `config:"offsets.topic.replication.factor"`
+	OffsetsTopicSegmentBytes        int32    `config:"offsets.topic.segment.bytes"`
+	OffsetsCommitTimeoutMs          int32    `config:"offsets.commit.timeout.ms"`
+	OffsetsLoadBufferSize           int32    `config:"offsets.load.buffer.size"`
+	OffsetsTopicCompressionCodec    int8     `config:"offsets.topic.compression.codec"`
 
 	// Transactions and idempotence.
-	TransactionStateLogNumPartitions          int32
-	TransactionStateLogReplicationFactor      int16
-	TransactionStateLogMinISR                 int32
-	TransactionStateLogSegmentBytes           int32
-	TransactionStateLogLoadBufferSize         int32
-	TransactionMaxTimeoutMs                   int32
-	TransactionalIDExpirationMs               int32
-	TransactionAbortTimedOutCleanupIntervalMs int32
-	TransactionRemoveExpiredCleanupIntervalMs int32
-	TransactionPartitionVerificationEnable    bool
-	ProducerIDExpirationMs                    int32
-	ProducerIDExpirationCheckIntervalMs       int32
+	TransactionStateLogNumPartitions          int32 `config:"transaction.state.log.num.partitions"`
+	TransactionStateLogReplicationFactor      int16 `config:"transaction.state.log.replication.factor"`
+	TransactionStateLogMinISR                 int32 `config:"transaction.state.log.min.isr"`
+	TransactionStateLogSegmentBytes           int32 `config:"transaction.state.log.segment.bytes"`
+	TransactionStateLogLoadBufferSize         int32 `config:"transaction.state.log.load.buffer.size"`
+	TransactionMaxTimeoutMs                   int32 `config:"transaction.max.timeout.ms"`
+	TransactionalIDExpirationMs               int32 `config:"transactional.id.expiration.ms"`
+	TransactionAbortTimedOutCleanupIntervalMs int32 `config:"transaction.abort.timed.out.transaction.cleanup.interval.ms"`
+	TransactionRemoveExpiredCleanupIntervalMs int32 `config:"transaction.remove.expired.transaction.cleanup.interval.ms"`
+	TransactionPartitionVerificationEnable    bool  `config:"transaction.partition.verification.enable"`
+	ProducerIDExpirationMs                    int32 `config:"producer.id.expiration.ms"`
+	ProducerIDExpirationCheckIntervalMs       int32 `config:"producer.id.expiration.check.interval.ms"`
 
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
 	Raw map[string]string
+
+	// defaults overrides Kafka's defaults for this node: singleNodeDefaults
+	// on a single-voter quorum, otherwise empty. DescribeConfigs reports
+	// them as DEFAULT_CONFIG.
+	defaults map[string]string
+}
+
+// SingleVoterQuorum reports whether this node forms a metadata quorum of
+// itself alone: a controller with no controller.quorum.voters.
+func (b *Broker) SingleVoterQuorum() bool {
+	return len(b.Voters) == 0 && contains(b.ProcessRoles, "controller")
+}
+
+// defaultOf returns the default of a broker key on this node.
+func (b *Broker) defaultOf(d *Def) (string, bool) {
+	if v, ok := b.defaults[d.Name]; ok {
+		return v, true
+	}
+	return d.Default, d.HasDefault
 }
 
 // LoadBroker reads a Java .properties file (path may be "" for none), applies
@@ -184,6 +218,12 @@ func ParseBroker(props map[string]string) (*Broker, []string, error) {
 	var errs []error
 	for _, k := range sortedNames(props) {
 		d := lookupBrokerDef(k)
+		if d == nil && props[k] != "" {
+			if why := unknownRefusal(k); why != "" {
+				errs = append(errs, &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("%s: %s; it is not accepted", k, why)})
+				continue
+			}
+		}
 		if d == nil {
 			w := fmt.Sprintf("The configuration '%s' was supplied but isn't a known config.", k)
 			if s, ok := TopicServerDefault(k); ok {
@@ -200,6 +240,7 @@ func ParseBroker(props map[string]string) (*Broker, []string, error) {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, checkBrokerSupport(props)...)
 	if len(errs) > 0 {
 		return nil, warnings, errors.Join(errs...)
 	}
@@ -207,7 +248,7 @@ func ParseBroker(props map[string]string) (*Broker, []string, error) {
 	for k, v := range props {
 		raw[k] = v
 	}
-	b := &Broker{Raw: raw}
+	b := &Broker{Raw: raw, defaults: map[string]string{}}
 	if err := b.fill(); err != nil {
 		return nil, warnings, err
 	}
@@ -227,10 +268,27 @@ func get(props map[string]string, name string) (string, bool) {
 	return d.Default, d.HasDefault
 }
 
+func mustGet(props map[string]string, name string) string { v, _ := get(props, name); return v }
+
 // fill sets the typed fields from Raw and checks cross-key constraints.
 func (b *Broker) fill() error {
 	p := b.Raw
-	str := func(n string) string { v, _ := get(p, n); return v }
+	b.Voters, _ = ParseVoters(strings.TrimSpace(p["controller.quorum.voters"])) // validated already
+	b.ProcessRoles = splitList(mustGet(p, "process.roles"))
+	if b.SingleVoterQuorum() {
+		for k, v := range singleNodeDefaults {
+			b.defaults[k] = v
+		}
+	}
+	str := func(n string) string {
+		if _, set := p[n]; !set {
+			if v, ok := b.defaults[n]; ok {
+				return v
+			}
+		}
+		v, _ := get(p, n)
+		return v
+	}
 	i64 := func(n string) int64 { return parseInt(str(n)) }
 	i32 := func(n string) int32 { return int32(i64(n)) }
 	i16 := func(n string) int16 { return int16(i64(n)) }
@@ -251,6 +309,16 @@ func (b *Broker) fill() error {
 	b.ConnectionsMaxIdleMs = i64("connections.max.idle.ms")
 	b.MaxConnections = i32("max.connections")
 	b.MaxConnectionsPerIP = i32("max.connections.per.ip")
+	b.MaxConnectionCreationRate = i32("max.connection.creation.rate")
+	if b.MaxConnectionCreationRate == 0 {
+		return b.invalid("max.connection.creation.rate", "0 would hold back every connection but the inter-broker ones; set at least 1")
+	}
+	b.MaxConnectionsPerIPOverrides = parseConnectionOverrides(str("max.connections.per.ip.overrides"))
+	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 {
+		// KafkaConfig: "max.connections.per.ip can be set to zero only
+		// if max.connections.per.ip.overrides property is set".
+		return b.invalid("max.connections.per.ip", "can be 0 only if max.connections.per.ip.overrides is set")
+	}
 	b.QueuedMaxRequests = i32("queued.max.requests")
 	b.NumNetworkThreads = i32("num.network.threads")
 	b.NumIOThreads = i32("num.io.threads")
@@ -297,6 +365,7 @@ func (b *Broker) fill() error {
 	b.LogCleanerMinCompactionLagMs = i64("log.cleaner.min.compaction.lag.ms")
 	b.LogCleanerMaxCompactionLagMs = i64("log.cleaner.max.compaction.lag.ms")
 	b.LogCleanerIOMaxBytesPerSecond = parseFloat(str("log.cleaner.io.max.bytes.per.second"))
+	b.LogCleanerIOBufferLoadFactor = parseFloat(str("log.cleaner.io.buffer.load.factor"))
 
 	b.ReplicaLagTimeMaxMs = i64("replica.lag.time.max.ms")
 	b.ReplicaFetchMaxBytes = i32("replica.fetch.max.bytes")
@@ -305,8 +374,11 @@ func (b *Broker) fill() error {
 	b.ReplicaFetchMinBytes = i32("replica.fetch.min.bytes")
 	b.ReplicaFetchBackoffMs = i32("replica.fetch.backoff.ms")
 	b.ReplicaSocketTimeoutMs = i32("replica.socket.timeout.ms")
+	b.ReplicaSocketReceiveBufferBytes = i32("replica.socket.receive.buffer.bytes")
 	b.ReplicaHighWatermarkCheckpointIntervalMs = i64("replica.high.watermark.checkpoint.interval.ms")
 	b.NumReplicaFetchers = i32("num.replica.fetchers")
+	b.LeaderReplicationThrottledRate = i64("leader.replication.throttled.rate")
+	b.FollowerReplicationThrottledRate = i64("follower.replication.throttled.rate")
 	b.FetchMaxBytes = i32("fetch.max.bytes")
 	b.FetchPurgatoryPurgeIntervalRequests = i32("fetch.purgatory.purge.interval.requests")
 	b.ProducerPurgatoryPurgeIntervalRequests = i32("producer.purgatory.purge.interval.requests")
@@ -342,6 +414,7 @@ func (b *Broker) fill() error {
 	b.OffsetsTopicSegmentBytes = i32("offsets.topic.segment.bytes")
 	b.OffsetsCommitTimeoutMs = i32("offsets.commit.timeout.ms")
 	b.OffsetsLoadBufferSize = i32("offsets.load.buffer.size")
+	b.OffsetsTopicCompressionCodec = int8(i64("offsets.topic.compression.codec"))
 
 	b.TransactionStateLogNumPartitions = i32("transaction.state.log.num.partitions")
 	b.TransactionStateLogReplicationFactor = i16("transaction.state.log.replication.factor")
@@ -409,6 +482,9 @@ func (b *Broker) fillNetwork() error {
 	if err := resolve("listeners", b.Listeners); err != nil {
 		return err
 	}
+	if err := b.checkPlaintext("listeners", b.Listeners); err != nil {
+		return err
+	}
 	names := map[string]bool{}
 	for _, l := range b.Listeners {
 		names[l.Name] = true
@@ -424,6 +500,9 @@ func (b *Broker) fillNetwork() error {
 	if adv, set := p["advertised.listeners"]; set {
 		b.AdvertisedListeners, _ = parseListenerList(adv)
 		if err := resolve("advertised.listeners", b.AdvertisedListeners); err != nil {
+			return err
+		}
+		if err := b.checkPlaintext("advertised.listeners", b.AdvertisedListeners); err != nil {
 			return err
 		}
 	} else {
@@ -447,6 +526,9 @@ func (b *Broker) fillNetwork() error {
 	b.InterBrokerListenerName = strings.ToUpper(str("inter.broker.listener.name"))
 	if !nameSet {
 		b.InterBrokerListenerName = str("security.inter.broker.protocol")
+		if b.InterBrokerListenerName != "PLAINTEXT" {
+			return b.invalid("security.inter.broker.protocol", "security protocol "+b.InterBrokerListenerName+" is not supported yet; only PLAINTEXT is")
+		}
 	}
 	if contains(b.ControllerListenerNames, b.InterBrokerListenerName) {
 		return b.invalid("inter.broker.listener.name", "must not be a controller listener")
@@ -479,6 +561,19 @@ func (b *Broker) fillNetwork() error {
 	return nil
 }
 
+// checkPlaintext refuses listeners whose security protocol is not
+// PLAINTEXT: TLS and SASL are not implemented, and serving plain text on a
+// listener configured as SSL or SASL_* would silently drop the security
+// the operator asked for.
+func (b *Broker) checkPlaintext(key string, ls []Listener) error {
+	for _, l := range ls {
+		if l.SecurityProtocol != "PLAINTEXT" {
+			return b.invalid(key, fmt.Sprintf("listener %s uses security protocol %s, which is not supported yet (only PLAINTEXT is; see listener.security.protocol.map)", l.Name, l.SecurityProtocol))
+		}
+	}
+	return nil
+}
+
 func (b *Broker) invalid(key, reason string) error {
 	v, _ := get(b.Raw, key)
 	return &ValueError{Name: key, Value: v, Reason: reason}
@@ -503,7 +598,8 @@ func (b *Broker) Value(name string) (value string, source Source, ok bool) {
 	if v, set := b.Raw[name]; set {
 		return strings.TrimSpace(v), SourceStaticBrokerConfig, true
 	}
-	return d.Default, SourceDefaultConfig, true
+	v, _ := b.defaultOf(d)
+	return v, SourceDefaultConfig, true
 }
 
 // String renders the effective static config, one "key=value" line per known

@@ -10,13 +10,20 @@ import (
 // no configuration at all (the same values as Kafka's quickstart
 // server.properties).
 var VltavaDefaults = map[string]string{
-	"process.roles":                    "(empty, required)",
-	"node.id":                          "-1 (required)",
-	"listeners":                        "PLAINTEXT://:9092",
-	"log.dirs":                         "null (falls back to log.dir=/tmp/kafka-logs)",
-	"offsets.topic.replication.factor": "3",
-	"transaction.state.log.replication.factor": "3",
-	"transaction.state.log.min.isr":            "2",
+	"process.roles": "(empty, required)",
+	"node.id":       "-1 (required)",
+	"listeners":     "PLAINTEXT://:9092",
+	"log.dirs":      "null (falls back to log.dir=/tmp/kafka-logs)",
+}
+
+// singleNodeDefaults are the defaults a node that is a single-voter quorum
+// of itself (no controller.quorum.voters) uses when the key is not set:
+// Kafka's defaults assume at least three brokers, which one node can never
+// satisfy. An explicit setting always wins, and a cluster of several nodes
+// keeps Kafka's defaults, so __consumer_offsets is never silently cut to one
+// replica there.
+var singleNodeDefaults = map[string]string{
+	"offsets.topic.replication.factor": "1",
 }
 
 // defaultProtocolMap is Kafka's default listener.security.protocol.map: every
@@ -71,7 +78,7 @@ var brokerDefList = []Def{
 	def("socket.connection.setup.timeout.max.ms", Long, "30000", "Upper bound of the exponential outbound connection timeout."),
 	def("max.connections", Int, intMax, "Maximum connections accepted by the broker at any time.", atLeast(0)),
 	def("max.connections.per.ip", Int, intMax, "Maximum connections accepted from a single IP address.", atLeast(0)),
-	def("max.connections.per.ip.overrides", String, "", "Per-IP or hostname overrides of max.connections.per.ip, as host:count pairs."),
+	def("max.connections.per.ip.overrides", String, "", "Per-IP or hostname overrides of max.connections.per.ip, as host:count pairs.", custom("host:count,...", validateConnectionOverrides)),
 	def("max.connection.creation.rate", Int, intMax, "Maximum new connections accepted per second.", atLeast(0)),
 	def("connections.max.idle.ms", Long, "600000", "Idle time after which the broker closes a connection."),
 	def("connection.failed.authentication.delay.ms", Int, "100", "Delay before closing a connection that failed authentication.", atLeast(0)),
@@ -162,7 +169,7 @@ var brokerDefList = []Def{
 	def("log.cleaner.io.max.bytes.per.second", Double, "1.7976931348623157E308", "I/O throttle of the log cleaner."),
 	def("log.cleaner.dedupe.buffer.size", Long, "134217728", "Memory for the cleaner's key deduplication map across all threads."),
 	def("log.cleaner.io.buffer.size", Int, "524288", "Memory for the cleaner's read and write buffers across all threads.", atLeast(0)),
-	def("log.cleaner.io.buffer.load.factor", Double, "0.9", "Load factor of the cleaner's deduplication map."),
+	def("log.cleaner.io.buffer.load.factor", Double, "0.9", "Load factor of the cleaner's deduplication map.", between(0, 1)),
 	def("log.cleaner.backoff.ms", Long, "15000", "Sleep between cleaner passes when there is nothing to clean.", atLeast(0)),
 	def("log.cleaner.min.cleanable.ratio", Double, "0.5", "Default dirty ratio above which a log is compacted.", between(0, 1)),
 	def("log.cleaner.delete.retention.ms", Long, dayMs, "Default time tombstones are kept on compacted topics.", atLeast(0)),
@@ -180,6 +187,8 @@ var brokerDefList = []Def{
 	def("replica.fetch.response.max.bytes", Int, "10485760", "Largest response a follower fetch expects.", atLeast(0)),
 	def("num.replica.fetchers", Int, "1", "Fetcher threads per source broker."),
 	def("replica.high.watermark.checkpoint.interval.ms", Long, "5000", "How often high watermarks are checkpointed to disk."),
+	def("leader.replication.throttled.rate", Long, longMax, "Bytes per second a leader sends to throttled followers of the replicas in leader.replication.throttled.replicas (per broker; applied at run time).", atLeast(0)),
+	def("follower.replication.throttled.rate", Long, longMax, "Bytes per second a follower fetches for the replicas in follower.replication.throttled.replicas (per broker; applied at run time).", atLeast(0)),
 	def("replica.selector.class", String, noDefault, "ReplicaSelector choosing the replica a consumer fetches from (KIP-392)."),
 	def("fetch.max.bytes", Int, "57671680", "Largest total response of a consumer fetch.", atLeast(1024)),
 	def("max.incremental.fetch.session.cache.slots", Int, "1000", "Incremental fetch sessions cached by the broker (KIP-227).", atLeast(0)),
@@ -213,14 +222,14 @@ var brokerDefList = []Def{
 	def("offsets.retention.check.interval.ms", Long, "600000", "How often stale offsets are checked.", atLeast(1)),
 	def("offsets.topic.num.partitions", Int, "50", "Partitions of __consumer_offsets; do not change after deployment.", atLeast(1)),
 	def("offsets.topic.segment.bytes", Int, "104857600", "Segment size of __consumer_offsets.", atLeast(1)),
-	def("offsets.topic.replication.factor", Short, "1", "Replication factor of __consumer_offsets (Vltava default 1).", atLeast(1)),
-	def("offsets.topic.compression.codec", Int, "0", "Compression codec id for offset commits to __consumer_offsets."),
+	def("offsets.topic.replication.factor", Short, "3", "Replication factor of __consumer_offsets; until that many brokers are registered, group coordination answers COORDINATOR_NOT_AVAILABLE (a single-node quorum defaults to 1).", atLeast(1)),
+	def("offsets.topic.compression.codec", Int, "0", "Compression codec id for offset commits to __consumer_offsets (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).", between(0, 4)),
 	def("offsets.commit.timeout.ms", Int, "5000", "Time an offset commit waits for replication before timing out.", atLeast(1)),
 
 	// Transactions and idempotence.
 	def("transaction.state.log.num.partitions", Int, "50", "Partitions of __transaction_state.", atLeast(1)),
-	def("transaction.state.log.replication.factor", Short, "1", "Replication factor of __transaction_state (Vltava default 1).", atLeast(1)),
-	def("transaction.state.log.min.isr", Int, "1", "min.insync.replicas of __transaction_state (Vltava default 1).", atLeast(1)),
+	def("transaction.state.log.replication.factor", Short, "3", "Replication factor of __transaction_state.", atLeast(1)),
+	def("transaction.state.log.min.isr", Int, "2", "min.insync.replicas of __transaction_state.", atLeast(1)),
 	def("transaction.state.log.segment.bytes", Int, "104857600", "Segment size of __transaction_state.", atLeast(1)),
 	def("transaction.state.log.load.buffer.size", Int, "5242880", "Batch size when loading transaction state.", atLeast(1)),
 	def("transaction.max.timeout.ms", Int, "900000", "Longest transaction timeout a producer may request.", atLeast(1)),
@@ -245,6 +254,8 @@ var dynamicBrokerKeys = map[string]bool{
 	// SocketServer.ReconfigurableConfigs and cluster-level listener configs
 	"max.connections.per.ip": true, "max.connections.per.ip.overrides": true, "max.connections": true,
 	"max.connection.creation.rate": true, "num.network.threads": true,
+	// DynamicConfig.Broker (replication quotas)
+	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	// DynamicProducerStateManagerConfig
 	"producer.id.expiration.ms": true, "transaction.partition.verification.enable": true,
 	// Quota configs (QuotaConfig.brokerQuotaConfigs)

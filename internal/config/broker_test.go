@@ -39,10 +39,11 @@ func TestZeroConfigDefaults(t *testing.T) {
 		{"voters", len(b.Voters), 0},
 		{"auto.create.topics.enable", b.AutoCreateTopicsEnable, true},
 		{"num.partitions", b.NumPartitions, int32(1)},
+		// The single-voter quorum rule (singleNodeDefaults).
 		{"offsets.topic.replication.factor", b.OffsetsTopicReplicationFactor, int16(1)},
-		{"transaction.state.log.replication.factor", b.TransactionStateLogReplicationFactor, int16(1)},
-		{"transaction.state.log.min.isr", b.TransactionStateLogMinISR, int32(1)},
 		// Kafka's own defaults.
+		{"transaction.state.log.replication.factor", b.TransactionStateLogReplicationFactor, int16(3)},
+		{"transaction.state.log.min.isr", b.TransactionStateLogMinISR, int32(2)},
 		{"log.segment.bytes", b.LogSegmentBytes, int32(1 << 30)},
 		{"log.roll", b.LogRollMs, int64(168 * hourMs)},
 		{"log.retention", b.LogRetentionMs, int64(168 * hourMs)},
@@ -68,6 +69,41 @@ func TestZeroConfigDefaults(t *testing.T) {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s = %#v, want %#v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestOffsetsTopicReplicationFactor: Kafka's default of 3 holds everywhere
+// except on a node that is a single-voter quorum of itself with the key
+// unset, which uses 1; DescribeConfigs reports the value in effect.
+func TestOffsetsTopicReplicationFactor(t *testing.T) {
+	tests := []struct {
+		name      string
+		props     map[string]string
+		want      int16
+		wantValue string
+		wantSrc   Source
+	}{
+		{"single node, unset", nil, 1, "1", SourceDefaultConfig},
+		{"single node, set", map[string]string{"offsets.topic.replication.factor": "3"}, 3, "3", SourceStaticBrokerConfig},
+		{"cluster, unset", map[string]string{"controller.quorum.voters": "1@h1:9093,2@h2:9093,3@h3:9093"}, 3, "3", SourceDefaultConfig},
+		{"cluster of one voter, unset", map[string]string{"controller.quorum.voters": "1@h1:9093"}, 3, "3", SourceDefaultConfig},
+		{"broker-only node, unset", map[string]string{"process.roles": "broker", "node.id": "4", "controller.quorum.voters": "1@h1:9093"}, 3, "3", SourceDefaultConfig},
+		{"cluster, set", map[string]string{"controller.quorum.voters": "1@h1:9093,2@h2:9093", "offsets.topic.replication.factor": "2"}, 2, "2", SourceStaticBrokerConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := mustParseBroker(t, tt.props)
+			if b.OffsetsTopicReplicationFactor != tt.want {
+				t.Errorf("OffsetsTopicReplicationFactor = %d, want %d", b.OffsetsTopicReplicationFactor, tt.want)
+			}
+			if v, src, _ := b.Value("offsets.topic.replication.factor"); v != tt.wantValue || src != tt.wantSrc {
+				t.Errorf("Value = %q %v, want %q %v", v, src, tt.wantValue, tt.wantSrc)
+			}
+			e := findEntry(t, DescribeBroker(b, nil, nil), "offsets.topic.replication.factor")
+			if e.Value != tt.wantValue || e.Source != tt.wantSrc {
+				t.Errorf("DescribeBroker entry = %q %v, want %q %v", e.Value, e.Source, tt.wantValue, tt.wantSrc)
+			}
+		})
 	}
 }
 
@@ -109,9 +145,9 @@ func TestListeners(t *testing.T) {
 	}{
 		{
 			name:      "multiple listeners with custom names",
-			props:     map[string]string{"listeners": "internal://:9092, EXTERNAL://[::1]:9094", "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:SSL", "inter.broker.listener.name": "internal"},
-			wantL:     []string{"INTERNAL://:9092/PLAINTEXT", "EXTERNAL://[::1]:9094/SSL"},
-			wantAdv:   []string{"INTERNAL://:9092/PLAINTEXT", "EXTERNAL://[::1]:9094/SSL"},
+			props:     map[string]string{"listeners": "internal://:9092, EXTERNAL://[::1]:9094", "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT", "inter.broker.listener.name": "internal"},
+			wantL:     []string{"INTERNAL://:9092/PLAINTEXT", "EXTERNAL://[::1]:9094/PLAINTEXT"},
+			wantAdv:   []string{"INTERNAL://:9092/PLAINTEXT", "EXTERNAL://[::1]:9094/PLAINTEXT"},
 			wantInter: "INTERNAL",
 		},
 		{
@@ -123,10 +159,10 @@ func TestListeners(t *testing.T) {
 		},
 		{
 			name:      "explicit advertised listeners and inter-broker protocol",
-			props:     map[string]string{"listeners": "SSL://0.0.0.0:9093", "advertised.listeners": "SSL://broker1.example.com:9093", "security.inter.broker.protocol": "SSL"},
-			wantL:     []string{"SSL://0.0.0.0:9093/SSL"},
-			wantAdv:   []string{"SSL://broker1.example.com:9093/SSL"},
-			wantInter: "SSL",
+			props:     map[string]string{"listeners": "PLAINTEXT://0.0.0.0:9093", "advertised.listeners": "PLAINTEXT://broker1.example.com:9093", "security.inter.broker.protocol": "PLAINTEXT"},
+			wantL:     []string{"PLAINTEXT://0.0.0.0:9093/PLAINTEXT"},
+			wantAdv:   []string{"PLAINTEXT://broker1.example.com:9093/PLAINTEXT"},
+			wantInter: "PLAINTEXT",
 		},
 	}
 	render := func(ls []Listener) []string {
@@ -178,6 +214,19 @@ func TestInvalidBrokerConfigs(t *testing.T) {
 		{"node not among voters", map[string]string{"controller.quorum.voters": "2@h:9093"}, "must include this node (node.id=1)"},
 		{"bad voter", map[string]string{"controller.quorum.voters": "h:9093"}, `"h:9093" is not a valid voter`},
 		{"broker-only needs quorum", map[string]string{"process.roles": "broker"}, "needs controller.quorum.voters"},
+		{"SSL listener", map[string]string{"listeners": "SSL://:9093"}, "listener SSL uses security protocol SSL, which is not supported yet"},
+		{"SASL listener by map", map[string]string{"listeners": "CLIENT://:9093", "listener.security.protocol.map": "CLIENT:SASL_PLAINTEXT", "inter.broker.listener.name": "CLIENT"}, "listener CLIENT uses security protocol SASL_PLAINTEXT"},
+		{"SSL advertised", map[string]string{"advertised.listeners": "SSL://h:9093"}, "listener SSL uses security protocol SSL"},
+		{"inter-broker SSL", map[string]string{"security.inter.broker.protocol": "SSL"}, "security protocol SSL is not supported yet"},
+		{"per-ip 0 without overrides", map[string]string{"max.connections.per.ip": "0"}, "can be 0 only if max.connections.per.ip.overrides is set"},
+		{"bad per-ip overrides", map[string]string{"max.connections.per.ip.overrides": "host1:x"}, "host:count pairs"},
+		{"refused key", map[string]string{"num.io.threads": "16"}, "num.io.threads: Vltava has no fixed thread pools"},
+		{"per-listener override of an honoured key", map[string]string{"listener.name.plaintext.max.connections": "10"}, "listener.name.plaintext.max.connections: per-listener overrides"},
+		{"principal builder", map[string]string{"principal.builder.class": "org.example.Builder"}, "principal.builder.class: Java plugin classes cannot be loaded"},
+		{"unknown ssl key", map[string]string{"ssl.engine.factory.class": "x"}, "ssl.engine.factory.class: TLS listeners are not supported yet"},
+		{"unknown sasl key", map[string]string{"listener.name.external.sasl.server.callback.handler.class": "x"}, "SASL authentication is not supported yet"},
+		{"super users", map[string]string{"super.users": "User:admin"}, "super.users: authorization (ACLs) is not supported yet"},
+		{"creation rate 0", map[string]string{"max.connection.creation.rate": "0"}, "set at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,12 +244,20 @@ func TestInvalidBrokerConfigs(t *testing.T) {
 	}
 }
 
+func TestConnectionOverrides(t *testing.T) {
+	b := mustParseBroker(t, map[string]string{"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "10.0.0.1:5, broker-2.example.com:100,[::1]:7"})
+	want := map[string]int32{"10.0.0.1": 5, "broker-2.example.com": 100, "[::1]": 7}
+	if !reflect.DeepEqual(b.MaxConnectionsPerIPOverrides, want) {
+		t.Errorf("overrides = %v, want %v", b.MaxConnectionsPerIPOverrides, want)
+	}
+}
+
 func TestUnknownKeysAreWarnings(t *testing.T) {
 	b, warnings, err := ParseBroker(map[string]string{
 		"no.such.key":  "1",
 		"retention.ms": "5",
-		"listener.name.plaintext.ssl.keystore.type":     "PKCS12",
-		"listener.name.sasl_ssl.plain.sasl.jaas.config": "x",
+		"listener.name.plaintext.ssl.keystore.type":     "JKS",
+		"listener.name.sasl_ssl.plain.sasl.jaas.config": "",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -218,13 +275,13 @@ func TestUnknownKeysAreWarnings(t *testing.T) {
 }
 
 func TestValueSources(t *testing.T) {
-	b := mustParseBroker(t, map[string]string{"num.io.threads": " 4 "})
+	b := mustParseBroker(t, map[string]string{"max.connections": " 4 "})
 	tests := []struct {
 		key     string
 		want    string
 		wantSrc Source
 	}{
-		{"num.io.threads", "4", SourceStaticBrokerConfig},
+		{"max.connections", "4", SourceStaticBrokerConfig},
 		{"num.network.threads", "3", SourceDefaultConfig},
 		{"log.retention.ms", "", SourceDefaultConfig},
 		{"node.id", "1", SourceDefaultConfig},
@@ -238,11 +295,12 @@ func TestValueSources(t *testing.T) {
 }
 
 func TestStringHidesSensitiveValues(t *testing.T) {
-	b := mustParseBroker(t, map[string]string{
-		"ssl.keystore.password":                    "hunter2",
-		"listener.name.plaintext.ssl.key.password": "s3cret",
-		"ssl.keystore.location":                    "/etc/ks.jks",
-	})
+	// TLS keys are refused at start-up until TLS lands, so the secrets are
+	// put in the static layer directly.
+	b := mustParseBroker(t, nil)
+	b.Raw["ssl.keystore.password"] = "hunter2"
+	b.Raw["listener.name.plaintext.ssl.key.password"] = "s3cret"
+	b.Raw["ssl.keystore.location"] = "/etc/ks.jks"
 	s := b.String()
 	for _, secret := range []string{"hunter2", "s3cret"} {
 		if strings.Contains(s, secret) {

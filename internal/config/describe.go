@@ -30,6 +30,8 @@ type Entry struct {
 // precedence first (ConfigHelper.configSynonyms).
 type brokerLayers struct {
 	perBroker, dynamicDefault, static map[string]string
+	// defaults is the DEFAULT_CONFIG layer; brokerDefaultValues unless set.
+	defaults map[string]string
 }
 
 // synonyms lists, for a broker key, every layer that sets it or one of its
@@ -56,7 +58,10 @@ func (l brokerLayers) synonyms(name string, sensitive bool) []Synonym {
 	add(l.perBroker, SourceDynamicBrokerConfig)
 	add(l.dynamicDefault, SourceDynamicDefaultBrokerConfig)
 	add(l.static, SourceStaticBrokerConfig)
-	add(brokerDefaultValues, SourceDefaultConfig)
+	if l.defaults == nil {
+		l.defaults = brokerDefaultValues
+	}
+	add(l.defaults, SourceDefaultConfig)
 	for i, s := range out {
 		if s.Name == name {
 			return out[i:]
@@ -113,6 +118,9 @@ func DescribeTopic(b *Broker, dynamicBroker, overrides map[string]string) []Entr
 func DescribeBroker(b *Broker, dynamicPerBroker, dynamicDefault map[string]string) []Entry {
 	merged := mergeLayers(b.Raw, dynamicDefault, dynamicPerBroker)
 	layers := brokerLayers{perBroker: dynamicPerBroker, dynamicDefault: dynamicDefault, static: b.Raw}
+	if len(b.defaults) > 0 {
+		layers.defaults = mergeLayers(brokerDefaultValues, b.defaults)
+	}
 	names := append([]string(nil), brokerDefNames...)
 	for _, m := range []map[string]string{b.Raw, dynamicDefault, dynamicPerBroker} {
 		for k := range m {
@@ -132,8 +140,8 @@ func DescribeBroker(b *Broker, dynamicPerBroker, dynamicDefault map[string]strin
 			ReadOnly: d.ReadOnly || prefixed}
 		if v, ok := merged[name]; ok {
 			e.Value, e.HasValue = brokerDisplay(d.Type, v), true
-		} else if d.HasDefault {
-			e.Value, e.HasValue = d.Default, true
+		} else if v, ok := b.defaultOf(d); ok {
+			e.Value, e.HasValue = v, true
 		}
 		if d.Sensitive {
 			e.Value, e.HasValue = "", false

@@ -128,13 +128,13 @@ func TestDescribeBroker(t *testing.T) {
 	// Mirrors Kafka's DynamicBrokerReconfigurationTest expectations for
 	// static log.retention.ms and log.retention.hours.
 	b := mustParseBroker(t, map[string]string{
-		"log.retention.ms":      "1680000000",
-		"log.retention.hours":   "168",
-		"num.io.threads":        "4",
-		"ssl.keystore.password": "hunter2",
+		"log.retention.ms":    "1680000000",
+		"log.retention.hours": "168",
+		"max.connections":     "4",
 	})
-	perBroker := map[string]string{"num.io.threads": "16"}
-	dynDefault := map[string]string{"num.io.threads": "12", "log.retention.minutes": "10"}
+	b.Raw["ssl.keystore.password"] = "hunter2" // refused by ParseBroker until TLS lands
+	perBroker := map[string]string{"max.connections": "16"}
+	dynDefault := map[string]string{"max.connections": "12", "log.retention.minutes": "10"}
 	entries := DescribeBroker(b, perBroker, dynDefault)
 
 	tests := []struct {
@@ -153,7 +153,7 @@ func TestDescribeBroker(t *testing.T) {
 		{"log.retention.hours", "168", true, SourceStaticBrokerConfig, true, []string{"STATIC_BROKER_CONFIG:log.retention.hours=168", "DEFAULT_CONFIG:log.retention.hours=168"}},
 		{"log.roll.hours", "168", true, SourceDefaultConfig, true, []string{"DEFAULT_CONFIG:log.roll.hours=168"}},
 		{"log.cleaner.threads", "1", true, SourceDefaultConfig, false, []string{"DEFAULT_CONFIG:log.cleaner.threads=1"}},
-		{"num.io.threads", "16", true, SourceDynamicBrokerConfig, false, []string{"DYNAMIC_BROKER_CONFIG:num.io.threads=16", "DYNAMIC_DEFAULT_BROKER_CONFIG:num.io.threads=12", "STATIC_BROKER_CONFIG:num.io.threads=4", "DEFAULT_CONFIG:num.io.threads=8"}},
+		{"max.connections", "16", true, SourceDynamicBrokerConfig, false, []string{"DYNAMIC_BROKER_CONFIG:max.connections=16", "DYNAMIC_DEFAULT_BROKER_CONFIG:max.connections=12", "STATIC_BROKER_CONFIG:max.connections=4", "DEFAULT_CONFIG:max.connections=2147483647"}},
 		{"ssl.keystore.password", "", false, SourceStaticBrokerConfig, false, []string{"STATIC_BROKER_CONFIG:ssl.keystore.password=null"}},
 		{"broker.rack", "", false, SourceDefaultConfig, true, []string{}},
 	}
@@ -202,10 +202,12 @@ func TestValidateBrokerDynamic(t *testing.T) {
 		wantMsg   string
 	}{
 		{"log default", map[string]string{"log.retention.ms": "1000", "log.cleanup.policy": "compact"}, false, ""},
-		{"thread pool", map[string]string{"num.io.threads": "4"}, true, ""},
-		{"listeners per broker", map[string]string{"listeners": "PLAINTEXT://:9092"}, true, ""},
+		{"thread pool at its default", map[string]string{"num.io.threads": "8"}, true, ""},
+		{"thread pool", map[string]string{"num.io.threads": "4"}, true, "num.io.threads: Vltava has no fixed thread pools"},
+		{"listeners per broker are read only at start-up", map[string]string{"listeners": "PLAINTEXT://:9092"}, true, "Vltava reads these configs only at start-up; set them in server.properties and restart: Set(listeners)"},
 		{"unknown keys are stored, as in Kafka", map[string]string{"my.plugin.setting": "x"}, false, ""},
-		{"prefixed ssl config per broker", map[string]string{"listener.name.external.ssl.keystore.location": "/ks"}, true, ""},
+		{"unknown security keys are refused", map[string]string{"principal.builder.class": "x"}, true, "principal.builder.class: Java plugin classes cannot be loaded"},
+		{"prefixed ssl config per broker", map[string]string{"listener.name.external.ssl.keystore.location": "/ks"}, true, "listener.name.external.ssl.keystore.location: TLS listeners are not supported yet"},
 		{"read-only key", map[string]string{"node.id": "3", "log.retention.hours": "1"}, true, "Cannot update these configs dynamically: Set(log.retention.hours, node.id)"},
 		{"listeners at cluster level", map[string]string{"listeners": "PLAINTEXT://:9092"}, false, "Cannot update these configs at default cluster level, broker id must be specified: Set(listeners)"},
 		{"ssl config without listener prefix", map[string]string{"ssl.keystore.location": "/ks"}, true, "only per-listener using the listener prefix: Set(ssl.keystore.location)"},

@@ -23,40 +23,76 @@ func (e *Error) Unwrap() error { return e.Code }
 // Topic is a topic's effective log configuration (Kafka's LogConfig). It is a
 // plain value; callers copy it freely.
 type Topic struct {
-	CleanupPolicyCompact        bool
-	CleanupPolicyDelete         bool
-	CompressionType             string // uncompressed, zstd, lz4, snappy, gzip or producer
-	CompressionGzipLevel        int32
-	CompressionLz4Level         int32
-	CompressionZstdLevel        int32
-	DeleteRetentionMs           int64
-	FileDeleteDelayMs           int64
-	FlushMessages               int64
-	FlushMs                     int64
-	IndexIntervalBytes          int32
-	MaxCompactionLagMs          int64
-	MaxMessageBytes             int32
-	MessageDownconversionEnable bool   // Fetch v0-v3 may down-convert (Kafka 3.9's rule)
-	MessageTimestampType        string // CreateTime or LogAppendTime
-	MessageTimestampBeforeMaxMs int64  // falls back to message.timestamp.difference.max.ms (KIP-937)
-	MessageTimestampAfterMaxMs  int64  // likewise
-	MinCleanableDirtyRatio      float64
-	MinCompactionLagMs          int64
-	MinInsyncReplicas           int32
-	Preallocate                 bool
-	RetentionBytes              int64 // -1: unlimited
-	RetentionMs                 int64 // -1: forever
-	SegmentBytes                int64 // an int in Kafka
-	SegmentIndexBytes           int32
-	SegmentJitterMs             int64
-	SegmentMs                   int64
-	UncleanLeaderElectionEnable bool
-	RemoteStorageEnable         bool
-	LocalRetentionMs            int64
-	LocalRetentionBytes         int64
+	CleanupPolicyCompact        bool    `config:"cleanup.policy"`
+	CleanupPolicyDelete         bool    `config:"cleanup.policy"`
+	CompressionType             string  `config:"compression.type"` // uncompressed, zstd, lz4, snappy, gzip or producer
+	CompressionGzipLevel        int32   `config:"compression.gzip.level"`
+	CompressionLz4Level         int32   `config:"compression.lz4.level"`
+	CompressionZstdLevel        int32   `config:"compression.zstd.level"`
+	DeleteRetentionMs           int64   `config:"delete.retention.ms"`
+	FileDeleteDelayMs           int64   `config:"file.delete.delay.ms"`
+	FlushMessages               int64   `config:"flush.messages"`
+	FlushMs                     int64   `config:"flush.ms"`
+	IndexIntervalBytes          int32   `config:"index.interval.bytes"`
+	MaxCompactionLagMs          int64   `config:"max.compaction.lag.ms"`
+	MaxMessageBytes             int32   `config:"max.message.bytes"`
+	MessageDownconversionEnable bool    `config:"message.downconversion.enable"`                                       // Fetch v0-v3 may down-convert (Kafka 3.9's rule)
+	MessageTimestampType        string  `config:"message.timestamp.type"`                                              // CreateTime or LogAppendTime
+	MessageTimestampBeforeMaxMs int64   `config:"message.timestamp.before.max.ms,message.timestamp.difference.max.ms"` // falls back to message.timestamp.difference.max.ms (KIP-937)
+	MessageTimestampAfterMaxMs  int64   `config:"message.timestamp.after.max.ms,message.timestamp.difference.max.ms"`  // likewise
+	MinCleanableDirtyRatio      float64 `config:"min.cleanable.dirty.ratio"`
+	MinCompactionLagMs          int64   `config:"min.compaction.lag.ms"`
+	MinInsyncReplicas           int32   `config:"min.insync.replicas"`
+	Preallocate                 bool    `config:"preallocate"`
+	RetentionBytes              int64   `config:"retention.bytes"` // -1: unlimited
+	RetentionMs                 int64   `config:"retention.ms"`    // -1: forever
+	SegmentBytes                int64   `config:"segment.bytes"`   // an int in Kafka
+	SegmentIndexBytes           int32   `config:"segment.index.bytes"`
+	SegmentJitterMs             int64   `config:"segment.jitter.ms"`
+	SegmentMs                   int64   `config:"segment.ms"`
+	UncleanLeaderElectionEnable bool    `config:"unclean.leader.election.enable"`
+	RemoteStorageEnable         bool    `config:"remote.storage.enable"`
+	LocalRetentionMs            int64   `config:"local.retention.ms"`
+	LocalRetentionBytes         int64   `config:"local.retention.bytes"`
+	// LeaderThrottledReplicas and FollowerThrottledReplicas are
+	// leader.replication.throttled.replicas and
+	// follower.replication.throttled.replicas.
+	LeaderThrottledReplicas   ThrottledReplicas `config:"leader.replication.throttled.replicas"`
+	FollowerThrottledReplicas ThrottledReplicas `config:"follower.replication.throttled.replicas"`
 
 	// Overridden lists the topic-level keys set on the topic itself.
 	Overridden []string
+}
+
+// ThrottledReplicas is a parsed *.replication.throttled.replicas list:
+// partitionId:brokerId pairs, or "*" for every replica of the topic.
+type ThrottledReplicas struct {
+	All   bool
+	pairs map[[2]int32]bool // {partition, broker}
+}
+
+// Has reports whether the replica of partition on broker is listed, which
+// is how Kafka's QuotaConfigHandler decides a broker throttles a partition.
+func (t ThrottledReplicas) Has(partition, broker int32) bool {
+	return t.All || t.pairs[[2]int32{partition, broker}]
+}
+
+// parseThrottledReplicas reads a list already validated by
+// validateThrottledReplicas.
+func parseThrottledReplicas(v string) ThrottledReplicas {
+	items := splitList(v)
+	if len(items) == 1 && items[0] == "*" {
+		return ThrottledReplicas{All: true}
+	}
+	var t ThrottledReplicas
+	for _, it := range items {
+		p, b, _ := strings.Cut(it, ":")
+		if t.pairs == nil {
+			t.pairs = map[[2]int32]bool{}
+		}
+		t.pairs[[2]int32{int32(parseInt(p)), int32(parseInt(b))}] = true
+	}
+	return t
 }
 
 // ValidateTopicConfigs checks topic-level overrides as CreateTopics and
@@ -76,6 +112,9 @@ func ValidateTopicConfigs(overrides map[string]string) error {
 		// Kafka rejects this unless remote.log.storage.system.enable is set,
 		// which Vltava does not support.
 		return &Error{Code: kerr.InvalidConfig, Message: "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."}
+	}
+	if err := checkTopicSupport(overrides); err != nil {
+		return err
 	}
 	values := map[string]string{}
 	for _, k := range []string{"min.compaction.lag.ms", "max.compaction.lag.ms"} {
@@ -143,6 +182,8 @@ func ResolveTopic(b *Broker, dynamicBroker map[string]string, overrides map[stri
 		RemoteStorageEnable:         parseBool(values["remote.storage.enable"]),
 		LocalRetentionMs:            i64("local.retention.ms"),
 		LocalRetentionBytes:         i64("local.retention.bytes"),
+		LeaderThrottledReplicas:     parseThrottledReplicas(values["leader.replication.throttled.replicas"]),
+		FollowerThrottledReplicas:   parseThrottledReplicas(values["follower.replication.throttled.replicas"]),
 		Overridden:                  sortedNames(overrides),
 	}
 	for _, p := range splitList(values["cleanup.policy"]) {
@@ -222,7 +263,11 @@ func validateBrokerDynamic(changes map[string]string, perBroker bool) error {
 	for _, k := range sortedNames(changes) {
 		d := lookupBrokerDef(k)
 		if d == nil {
-			// Like Kafka, unknown keys (plugin configs) are stored and ignored.
+			if why := unknownRefusal(k); why != "" && changes[k] != "" {
+				return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("%s: %s; it is not accepted", k, why)}
+			}
+			// Like Kafka, other unknown keys (plugin configs) are stored
+			// and ignored.
 			continue
 		}
 		base, prefixed := listenerBase(k)
@@ -263,7 +308,7 @@ func validateBrokerDynamic(changes map[string]string, perBroker bool) error {
 			return &Error{Code: kerr.InvalidConfig, Message: err.Error()}
 		}
 	}
-	return nil
+	return checkDynamicSupport(changes)
 }
 
 // setString prints names the way Scala prints a Set, as Kafka's messages do.

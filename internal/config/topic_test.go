@@ -69,6 +69,8 @@ func TestValidateTopicConfigs(t *testing.T) {
 		{"gzip -1 allowed", map[string]string{"compression.gzip.level": "-1"}, ""},
 		{"throttled replicas", map[string]string{"leader.replication.throttled.replicas": "0:1,1:x"}, "partitionId:brokerId"},
 		{"throttled wildcard", map[string]string{"leader.replication.throttled.replicas": "*"}, ""},
+		{"throttled replicas at the default", map[string]string{"leader.replication.throttled.replicas": ""}, ""},
+		{"preallocate", map[string]string{"preallocate": "true"}, "preallocate: segment files are not preallocated"},
 		{"compaction lag conflict", map[string]string{"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, "conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"},
 		{"tiered storage", map[string]string{"remote.storage.enable": "true"}, "Tiered Storage functionality is disabled"},
 	}

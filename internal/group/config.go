@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/record"
 )
 
 // Config is what the coordinator takes from the broker's configuration.
@@ -32,6 +33,9 @@ type Config struct {
 	// LoadBufferSize is offsets.load.buffer.size: bytes read per step when
 	// loading a partition.
 	LoadBufferSize int
+	// CommitCodec is offsets.topic.compression.codec: the codec of the
+	// batches the coordinator appends (CodecNone by default).
+	CommitCodec record.Codec
 	// ConsumerSessionTimeout is group.consumer.session.timeout.ms, the
 	// session of consumer-protocol (KIP-848) members.
 	ConsumerSessionTimeout time.Duration
@@ -92,6 +96,7 @@ func ConfigFromBroker(b *config.Broker) (Config, error) {
 		OffsetsRetention:       time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
 		RetentionCheckInterval: time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
 		LoadBufferSize:         int(b.OffsetsLoadBufferSize),
+		CommitCodec:            record.Codec(b.OffsetsTopicCompressionCodec),
 
 		ConsumerSessionTimeout:    ms(b.GroupConsumerSessionTimeoutMs),
 		ConsumerHeartbeatInterval: ms(b.GroupConsumerHeartbeatMs),

@@ -43,6 +43,8 @@ type Coordinator struct {
 		// partitionCount is the number of __consumer_offsets partitions
 		// groups are placed over.
 		partitionCount int32
+		// offsetsTopicExists is false until __consumer_offsets exists.
+		offsetsTopicExists bool
 		// shards are the __consumer_offsets partitions led here.
 		shards map[int32]*shard
 		// groups are the groups of loaded shards, by id.
@@ -185,6 +187,7 @@ func (c *Coordinator) Reconcile(led []int32, partitionCount int32) {
 		c.mu.Unlock()
 		return
 	}
+	c.mu.offsetsTopicExists = partitionCount > 0
 	if partitionCount > 0 {
 		c.mu.partitionCount = partitionCount
 	} else {
@@ -365,6 +368,12 @@ func (c *Coordinator) ownerCheckLocked(groupID string) (int32, error) {
 		return 0, kerr.NotCoordinator
 	}
 	p := PartitionFor(groupID, c.mu.partitionCount)
+	if !c.mu.offsetsTopicExists {
+		// No broker coordinates any group until __consumer_offsets
+		// exists (it waits for offsets.topic.replication.factor
+		// brokers): Kafka's COORDINATOR_NOT_AVAILABLE, retriable.
+		return p, kerr.CoordinatorNotAvailable
+	}
 	s, ok := c.mu.shards[p]
 	if !ok {
 		return p, kerr.NotCoordinator
@@ -448,7 +457,7 @@ func (c *Coordinator) appendRecords(p int32, recs []kv) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	batch, err := buildBatch(recs, c.now())
+	batch, err := buildBatch(recs, c.now(), c.cfg.CommitCodec)
 	if err != nil {
 		return err
 	}

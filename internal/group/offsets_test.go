@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/record"
 )
 
 // fakeClock is a settable clock for commit timestamps and expiry.
@@ -247,4 +248,34 @@ func TestLeaderEpochChangeReloadsPartition(t *testing.T) {
 		got, err := c.FetchOffsets("g", []TopicPartition{tp})
 		return err == nil && got[0].Offset == 7
 	})
+}
+
+// offsets.topic.compression.codec: commits are written compressed with it
+// and load back.
+func TestCommitsUseOffsetsTopicCompressionCodec(t *testing.T) {
+	log := newMemLog()
+	cfg := testConfig()
+	cfg.CommitCodec = record.CodecGzip
+	c := newTestCoordinator(t, cfg, log, nil)
+	tp := TopicPartition{"t", 0}
+	commit(t, c, "gz", map[TopicPartition]int64{tp: 42})
+	c.Close()
+	log.mu.Lock()
+	var batches int
+	for _, bs := range log.parts {
+		for _, b := range bs {
+			batches++
+			if h, err := record.ParseHeader(b); err != nil || h.Codec() != record.CodecGzip {
+				t.Errorf("batch codec %v (err %v), want gzip", h.Codec(), err)
+			}
+		}
+	}
+	log.mu.Unlock()
+	if batches == 0 {
+		t.Fatal("nothing appended")
+	}
+	c2 := newTestCoordinator(t, testConfig(), log, nil)
+	if o := fetchOne(t, c2, "gz", tp); o != 42 {
+		t.Fatalf("reloaded gzip commit %d, want 42", o)
+	}
 }

@@ -190,10 +190,15 @@ func TestNotCoordinatorAndLoading(t *testing.T) {
 	defer c.Close()
 	g := "some-group"
 	p := PartitionFor(g, 4)
+	// Before __consumer_offsets exists no broker coordinates the group.
+	wantErr(t, "before the offsets topic exists", c.JoinGroup(context.Background(), joinReq(g, "")).Err, kerr.CoordinatorNotAvailable)
+	err, _ := c.CommitOffsets(context.Background(), CommitRequest{GroupID: g, Generation: -1})
+	wantErr(t, "commit before the offsets topic exists", err, kerr.CoordinatorNotAvailable)
+	c.Reconcile(nil, 4)
 	wantErr(t, "before leading", c.JoinGroup(context.Background(), joinReq(g, "")).Err, kerr.NotCoordinator)
 	c.Reconcile([]int32{p}, 4)
 	wantErr(t, "while loading", c.JoinGroup(context.Background(), joinReq(g, "")).Err, kerr.CoordinatorLoadInProgress)
-	err, _ := c.CommitOffsets(context.Background(), CommitRequest{GroupID: g, Generation: -1})
+	err, _ = c.CommitOffsets(context.Background(), CommitRequest{GroupID: g, Generation: -1})
 	wantErr(t, "commit while loading", err, kerr.CoordinatorLoadInProgress)
 	close(log.block)
 	waitFor(t, func() bool { return c.CheckOwner(g) == nil })

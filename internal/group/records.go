@@ -17,8 +17,9 @@ package group
 // A null value is a tombstone: the offset or the group is gone. The key's
 // leading int16 tells the records apart (0 and 1: offset commit, 2: classic
 // group, 3 and 5-8: KIP-848 consumer group records, see consumer_records.go).
-// Records are written uncompressed (offsets.topic.compression.codec's
-// default) in batches with no producer id, as Kafka's coordinator writes them.
+// Records are written in batches with no producer id, compressed with
+// offsets.topic.compression.codec (0, none, by default), as Kafka's
+// coordinator writes them.
 
 import (
 	"encoding/binary"
@@ -148,9 +149,9 @@ func decodeGroupRecord(key, value []byte) (groupRecord, bool, error) {
 // kv is one key and value to write; a nil value is a tombstone.
 type kv struct{ key, value []byte }
 
-// buildBatch encodes records as one uncompressed v2 batch with no producer
-// id, timestamped now.
-func buildBatch(recs []kv, now time.Time) ([]byte, error) {
+// buildBatch encodes records as one v2 batch with no producer id,
+// timestamped now, compressed with codec.
+func buildBatch(recs []kv, now time.Time, codec record.Codec) ([]byte, error) {
 	ts := now.UnixMilli()
 	rs := make([]record.Record, len(recs))
 	for i, r := range recs {
@@ -165,7 +166,7 @@ func buildBatch(recs []kv, now time.Time) ([]byte, error) {
 		ProducerEpoch:        -1,
 		BaseSequence:         -1,
 	}
-	return record.BuildBatch(h, rs, record.CodecNone)
+	return record.BuildBatch(h, rs, codec)
 }
 
 // replayBatches applies every record of the batches in data to fn, in log

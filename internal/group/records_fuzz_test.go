@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/record"
 )
 
 // seedRecords are one record of every kind the coordinator writes.
@@ -89,7 +90,7 @@ func FuzzDecodeGroupRecord(f *testing.F) {
 				t.Fatalf("round trip:\n%+v\n%+v", r.consumer, r2.consumer)
 			}
 		}
-		batch, err := buildBatch([]kv{{key: key, value: value}}, time.Unix(0, 0))
+		batch, err := buildBatch([]kv{{key: key, value: value}}, time.Unix(0, 0), record.CodecNone)
 		if err != nil {
 			return
 		}

@@ -26,8 +26,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,7 +67,11 @@ type Node struct {
 	// adopts the cluster's id (adoptClusterID).
 	clusterIDMu sync.Mutex
 	clusterID   string
-	ready       chan struct{}
+	// connQuotasMu guards connQuotas, the connection quotas last given to
+	// the server (applyConnectionQuotas, from the metadata subscriber).
+	connQuotasMu sync.Mutex
+	connQuotas   config.ConnectionQuotas
+	ready        chan struct{}
 	// dirs tracks failed log dirs (dir_failure.go).
 	dirs dirFailures
 }
@@ -154,20 +160,27 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.store, err = storage.OpenManager(storage.ManagerConfig{
 		Dirs:                   cfg.LogDirs,
 		RetentionCheckInterval: msDuration(int64(cfg.LogRetentionCheckIntervalMs)),
+		// Idle producers (producer.id.expiration.ms) are dropped on
+		// their own schedule, as Kafka's producer expiration check.
+		ProducerExpirationCheckInterval: msDuration(int64(cfg.ProducerIDExpirationCheckIntervalMs)),
 		// Kafka's default scheduler interval is "never"; storage then
 		// checks flush.ms every second, so a topic that sets flush.ms
 		// gets it without also tuning the scheduler.
 		FlushCheckInterval: msDuration(int64(cfg.LogFlushSchedulerIntervalMs)),
 		CheckpointInterval: msDuration(int64(cfg.LogFlushOffsetCheckpointIntervalMs)),
 		// Log compaction (log.cleaner.*).
-		CleanerDisabled:          !cfg.LogCleanerEnable,
+		// log.cleaner.threads=0 runs no cleaner thread in Kafka either.
+		CleanerDisabled:          !cfg.LogCleanerEnable || cfg.LogCleanerThreads == 0,
 		CleanerBackoff:           msDuration(cfg.LogCleanerBackoffMs),
 		CleanerDedupeBufferBytes: cfg.LogCleanerDedupeBufferSize,
-		Logger:                   log.With("component", "storage"),
 		// Replica moves between log dirs (AlterReplicaLogDirs).
-		MoveThreads:        int(cfg.NumReplicaAlterLogDirsThreads),
-		MoveBytesPerSecond: cfg.ReplicaAlterLogDirsIOMaxBytesPerSecond,
-		FS:                 n.storageFS(),
+		MoveThreads:                int(cfg.NumReplicaAlterLogDirsThreads),
+		MoveBytesPerSecond:         cfg.ReplicaAlterLogDirsIOMaxBytesPerSecond,
+		FS:                         n.storageFS(),
+		CleanerThreads:             int(cfg.LogCleanerThreads),
+		CleanerIOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
+		CleanerLoadFactor:          cfg.LogCleanerIOBufferLoadFactor,
+		Logger:                     log.With("component", "storage"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening log dirs: %w", err)
@@ -178,8 +191,12 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.store.SetDirFailureHandler(n.handleDirFailure)
 	// Follower fetchers replicate from the leaders of the partitions this
 	// node follows, in step with the image.
+	// Replication throttles: the leader side is applied by the fetch
+	// handler, the follower side by the fetchers; the limits follow the
+	// dynamic broker configs of each image.
+	quotas := replication.NewQuotas()
 	n.replicas = replication.NewManager(replication.Options{
-		NodeID: cfg.NodeID, Config: cfg, Partitions: n.partitions,
+		NodeID: cfg.NodeID, Config: cfg, Partitions: n.partitions, Quotas: quotas,
 		Logger: log.With("component", "replication"),
 	})
 	n.groups = group.NewCoordinator(group.Options{
@@ -203,6 +220,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		applied.Advance(img.Offset())
 		n.replicas.Apply(img)
 		n.groups.ApplyImage(img)
+		n.applyConnectionQuotas(img)
 	})
 	initial := n.meta.Image()
 	if err := n.partitions.Apply(initial); err != nil {
@@ -214,17 +232,18 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.groups.ApplyImage(n.meta.Image())
 
 	b := broker.New(broker.Options{
-		Config:     cfg,
-		ClusterID:  n.clusterID,
-		Meta:       n.meta,
-		Controller: n.controller,
-		Partitions: n.partitions,
-		Groups:     n.groups,
-		Channel:    n.channel,
-		Active:     n.active,
-		Quorum:     n.meta,
-		Ready:      n.ready,
-		Logger:     log.With("component", "broker"),
+		Config:      cfg,
+		ClusterID:   n.clusterID,
+		Meta:        n.meta,
+		Controller:  n.controller,
+		Partitions:  n.partitions,
+		Groups:      n.groups,
+		Channel:     n.channel,
+		Active:      n.active,
+		Quorum:      n.meta,
+		Ready:       n.ready,
+		LeaderQuota: quotas.Leader,
+		Logger:      log.With("component", "broker"),
 	})
 	var lcs []server.ListenerConfig
 	for _, l := range cfg.Listeners {
@@ -237,11 +256,25 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 			Addr:             net.JoinHostPort(l.Host, strconv.Itoa(l.Port)),
 		})
 	}
-	n.server = server.New(server.Config{
+	img := n.meta.Image()
+	quotas0 := cfg.ConnectionQuotas(img.BrokerConfig(strconv.Itoa(int(cfg.NodeID))), img.BrokerConfig(""))
+	limits, err := connectionLimits(cfg, quotas0)
+	if err != nil {
+		return nil, err
+	}
+	srv := server.New(server.Config{
 		Listeners:      lcs,
 		MaxRequestSize: cfg.SocketRequestMaxBytes,
 		IdleTimeout:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		Limits:         limits,
+		SendBuffer:     int(cfg.SocketSendBufferBytes),
+		ReceiveBuffer:  int(cfg.SocketReceiveBufferBytes),
 	}, b, log.With("component", "server"))
+	n.connQuotasMu.Lock()
+	n.server, n.connQuotas = srv, quotas0
+	n.connQuotasMu.Unlock()
+	// Dynamic connection quotas from here on (and any committed since).
+	n.applyConnectionQuotas(n.meta.Image())
 	if err := n.server.Start(); err != nil {
 		return nil, err
 	}
@@ -368,6 +401,55 @@ func (n *Node) serveControllerAPIs(b *broker.Broker) error {
 	}
 	n.log.Info("serving controller APIs on the quorum port", "listener", name, "addr", ln.Addr().String())
 	return nil
+}
+
+// connectionLimits turns the connection quotas in effect (max.connections,
+// max.connections.per.ip, max.connections.per.ip.overrides,
+// max.connection.creation.rate) into the server's limits. Override host
+// names are resolved here, as Kafka resolves them when the config is
+// applied; every address of a name gets its limit.
+func connectionLimits(cfg *config.Broker, q config.ConnectionQuotas) (server.ConnectionLimits, error) {
+	l := server.ConnectionLimits{
+		Enforce:             true,
+		Max:                 int(q.Max),
+		PerIP:               int(q.PerIP),
+		PerIPOverrides:      map[string]int{},
+		CreationRate:        int(q.CreationRate),
+		InterBrokerListener: cfg.InterBrokerListenerName,
+	}
+	var errs []error
+	for host, n := range q.PerIPOverrides {
+		if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+			l.PerIPOverrides[ip.String()] = int(n)
+			continue
+		}
+		addrs, err := net.LookupHost(host)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("max.connections.per.ip.overrides: resolving %s: %w", host, err))
+			continue
+		}
+		for _, a := range addrs {
+			l.PerIPOverrides[net.ParseIP(a).String()] = int(n)
+		}
+	}
+	return l, errors.Join(errs...)
+}
+
+// applyConnectionQuotas follows dynamic changes of the connection quotas:
+// the server gets new limits when the image's broker configs change them.
+func (n *Node) applyConnectionQuotas(img *metadata.Image) {
+	q := n.cfg.ConnectionQuotas(img.BrokerConfig(strconv.Itoa(int(n.cfg.NodeID))), img.BrokerConfig(""))
+	n.connQuotasMu.Lock()
+	defer n.connQuotasMu.Unlock()
+	if n.server == nil || reflect.DeepEqual(q, n.connQuotas) {
+		return
+	}
+	n.connQuotas = q
+	l, err := connectionLimits(n.cfg, q)
+	if err != nil {
+		n.log.Warn("applying connection quotas", "err", err)
+	}
+	n.server.SetConnectionLimits(l)
 }
 
 // isController reports whether process.roles contains controller.

@@ -329,13 +329,13 @@ func ValidateOptions(t config.Topic) record.ValidateOptions {
 	case "uncompressed":
 		o.TargetCodec = record.CodecNone
 	case "gzip":
-		o.TargetCodec = record.CodecGzip
+		o.TargetCodec, o.TargetLevel = record.CodecGzip, record.Level(t.CompressionGzipLevel)
 	case "snappy":
 		o.TargetCodec = record.CodecSnappy
 	case "lz4":
-		o.TargetCodec = record.CodecLZ4
+		o.TargetCodec, o.TargetLevel = record.CodecLZ4, record.Level(t.CompressionLz4Level)
 	case "zstd":
-		o.TargetCodec = record.CodecZstd
+		o.TargetCodec, o.TargetLevel = record.CodecZstd, record.Level(t.CompressionZstdLevel)
 	}
 	return o
 }

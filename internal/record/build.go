@@ -84,6 +84,12 @@ func DecodeRecords(batch []byte) (Header, []Record, error) {
 // other attribute bits and all other fields (LastOffsetDelta, timestamps,
 // producer fields, ...) are written as given: the caller owns their meaning.
 func BuildBatch(h Header, records []Record, codec Codec) ([]byte, error) {
+	return BuildBatchLevel(h, records, codec, DefaultLevel)
+}
+
+// BuildBatchLevel is BuildBatch compressing at the given level (the
+// topic's compression.<codec>.level when the broker recompresses).
+func BuildBatchLevel(h Header, records []Record, codec Codec, level Level) ([]byte, error) {
 	if !codec.valid() {
 		return nil, errUnknownCodec(codec)
 	}
@@ -110,7 +116,7 @@ func BuildBatch(h Header, records []Record, codec Codec) ([]byte, error) {
 		}
 		out = make([]byte, BatchHeaderSize, BatchHeaderSize+rawLen/2+64)
 		var err error
-		out, err = compress(out, codec, raw)
+		out, err = compress(out, codec, level, raw)
 		*scratch = raw
 		putBuffer(scratch)
 		if err != nil {

@@ -111,7 +111,7 @@ func TestSnappyFramings(t *testing.T) {
 }
 
 func TestLZ4FrameMatchesKafka(t *testing.T) {
-	enc, err := compress(nil, CodecLZ4, bytes.Repeat([]byte("x"), 100_000))
+	enc, err := compress(nil, CodecLZ4, DefaultLevel, bytes.Repeat([]byte("x"), 100_000))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sync"
 
@@ -52,23 +53,24 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Level is a codec's compression level as Kafka's compression.gzip.level,
+// compression.lz4.level and compression.zstd.level give it (KIP-390), or
+// DefaultLevel for the codec's default.
+type Level int32
+
+// DefaultLevel selects the codec's default level (Kafka's defaults: gzip
+// Deflater.DEFAULT, lz4 9, zstd 3).
+const DefaultLevel Level = math.MinInt32
+
 // Pools: codec state is large (gzip ~800 KiB for a writer, lz4 64 KiB
-// blocks), and produce validation runs per request, so it is reused.
+// blocks), and produce validation runs per request, so it is reused, one
+// pool per level.
 var (
-	gzipWriters = sync.Pool{New: func() any {
-		// Kafka's default compression.gzip.level is Deflater.DEFAULT (6).
-		w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
-		return w
-	}}
+	// gzipWriters[level+1] for levels -1 (Deflater.DEFAULT) to 9.
+	gzipWriters [11]sync.Pool
 	gzipReaders sync.Pool // *gzip.Reader; NewReader needs a valid stream
-	lz4Writers  = sync.Pool{New: func() any {
-		w := lz4.NewWriter(nil)
-		// Kafka's KafkaLZ4BlockOutputStream writes 64 KiB independent blocks
-		// without block or content checksums.
-		_ = w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false),
-			lz4.BlockChecksumOption(false), lz4.ConcurrencyOption(1))
-		return w
-	}}
+	// lz4Writers[i] for lz4Levels[i].
+	lz4Writers [len(lz4Levels)]sync.Pool
 	lz4Readers = sync.Pool{New: func() any {
 		r := lz4.NewReader(nil)
 		_ = r.Apply(lz4.ConcurrencyOption(1))
@@ -77,30 +79,82 @@ var (
 	byteReaders = sync.Pool{New: func() any { return new(bytes.Reader) }}
 )
 
+// lz4Levels are pierrec/lz4's levels: the fast compressor, then the
+// high-compression levels 1-9.
+var lz4Levels = [...]lz4.CompressionLevel{lz4.Fast, lz4.Level1, lz4.Level2, lz4.Level3, lz4.Level4,
+	lz4.Level5, lz4.Level6, lz4.Level7, lz4.Level8, lz4.Level9}
+
+// lz4LevelIndex maps compression.lz4.level (1-17, default 9) onto
+// lz4Levels. Kafka uses lz4-java's fast compressor for level 1 and its
+// high compressor at the given level above that; pierrec/lz4's
+// high-compression levels stop at 9, so 9-17 all get its strongest.
+func lz4LevelIndex(l Level) int {
+	if l == DefaultLevel {
+		l = 9
+	}
+	if l <= 1 {
+		return 0 // Fast
+	}
+	return int(min(l, 9))
+}
+
+func init() {
+	for i := range gzipWriters {
+		level := i - 1
+		gzipWriters[i].New = func() any {
+			w, _ := gzip.NewWriterLevel(nil, level)
+			return w
+		}
+	}
+	for i := range lz4Writers {
+		level := lz4Levels[i]
+		lz4Writers[i].New = func() any {
+			w := lz4.NewWriter(nil)
+			// Kafka's KafkaLZ4BlockOutputStream writes 64 KiB independent
+			// blocks without block or content checksums.
+			_ = w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false),
+				lz4.BlockChecksumOption(false), lz4.ConcurrencyOption(1), lz4.CompressionLevelOption(level))
+			return w
+		}
+	}
+}
+
 // zstd encoders and decoders are safe for concurrent EncodeAll/DecodeAll
-// and keep internal pools sized by their concurrency, so one of each serves
-// the whole process.
+// and keep internal pools sized by their concurrency, so one decoder and
+// one encoder per klauspost/compress speed serve the whole process.
 var (
 	zstdOnce sync.Once
-	zstdEnc  *zstd.Encoder
 	zstdDec  *zstd.Decoder
 	zstdErr  error
+
+	zstdEncOnce [zstd.SpeedBestCompression + 1]sync.Once
+	zstdEnc     [zstd.SpeedBestCompression + 1]*zstd.Encoder
+	zstdEncErr  [zstd.SpeedBestCompression + 1]error
 )
 
-func zstdCodecs() (*zstd.Encoder, *zstd.Decoder, error) {
+func zstdDecoder() (*zstd.Decoder, error) {
 	zstdOnce.Do(func() {
-		n := runtime.GOMAXPROCS(0)
-		// Level 3 is zstd's and Kafka's (compression.zstd.level) default.
-		zstdEnc, zstdErr = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault),
-			zstd.WithEncoderConcurrency(n), zstd.WithEncoderCRC(false))
-		if zstdErr != nil {
-			return
-		}
-		zstdDec, zstdErr = zstd.NewReader(nil, zstd.WithDecoderConcurrency(n),
+		zstdDec, zstdErr = zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
 			zstd.WithDecoderMaxMemory(MaxDecompressedBatchBytes),
 			zstd.WithDecoderMaxWindow(MaxDecompressedBatchBytes))
 	})
-	return zstdEnc, zstdDec, zstdErr
+	return zstdDec, zstdErr
+}
+
+// zstdEncoder returns the encoder for compression.zstd.level: zstd's
+// numeric levels map onto klauspost/compress's four speeds
+// (EncoderLevelFromZstd; level 3, zstd's and Kafka's default, is its
+// default speed; negative levels are its fastest).
+func zstdEncoder(l Level) (*zstd.Encoder, error) {
+	if l == DefaultLevel {
+		l = 3
+	}
+	speed := zstd.EncoderLevelFromZstd(int(l))
+	zstdEncOnce[speed].Do(func() {
+		zstdEnc[speed], zstdEncErr[speed] = zstd.NewWriter(nil, zstd.WithEncoderLevel(speed),
+			zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderCRC(false))
+	})
+	return zstdEnc[speed], zstdEncErr[speed]
 }
 
 // xerialMagic opens snappy-java's SnappyOutputStream framing, which Kafka's
@@ -115,14 +169,22 @@ const (
 	xerialBlockSize = 32 << 10
 )
 
-// compress appends src compressed with codec to dst.
-func compress(dst []byte, codec Codec, src []byte) ([]byte, error) {
+// compress appends src compressed with codec at level to dst (snappy has
+// no levels).
+func compress(dst []byte, codec Codec, level Level, src []byte) ([]byte, error) {
 	switch codec {
 	case CodecNone:
 		return append(dst, src...), nil
 	case CodecGzip:
-		w := gzipWriters.Get().(*gzip.Writer)
-		defer gzipWriters.Put(w)
+		if level == DefaultLevel {
+			level = -1
+		}
+		if level < -1 || level > 9 {
+			return nil, fmt.Errorf("gzip level %d out of range [-1, 9]", level)
+		}
+		pool := &gzipWriters[level+1]
+		w := pool.Get().(*gzip.Writer)
+		defer pool.Put(w)
 		aw := appendWriter{b: dst}
 		w.Reset(&aw)
 		if _, err := w.Write(src); err != nil {
@@ -135,8 +197,9 @@ func compress(dst []byte, codec Codec, src []byte) ([]byte, error) {
 	case CodecSnappy:
 		return appendXerialSnappy(dst, src), nil
 	case CodecLZ4:
-		w := lz4Writers.Get().(*lz4.Writer)
-		defer lz4Writers.Put(w)
+		pool := &lz4Writers[lz4LevelIndex(level)]
+		w := pool.Get().(*lz4.Writer)
+		defer pool.Put(w)
 		aw := appendWriter{b: dst}
 		w.Reset(&aw)
 		if _, err := w.Write(src); err != nil {
@@ -147,7 +210,7 @@ func compress(dst []byte, codec Codec, src []byte) ([]byte, error) {
 		}
 		return aw.b, nil
 	case CodecZstd:
-		enc, _, err := zstdCodecs()
+		enc, err := zstdEncoder(level)
 		if err != nil {
 			return nil, err
 		}
@@ -240,7 +303,7 @@ func decompress(dst []byte, codec Codec, src []byte) ([]byte, error) {
 		}
 		return out, nil
 	case CodecZstd:
-		_, dec, err := zstdCodecs()
+		dec, err := zstdDecoder()
 		if err != nil {
 			return nil, err
 		}

@@ -33,7 +33,7 @@ func TestUpConvertLegacy(t *testing.T) {
 	set1 = legacyMsg(set1, 1, 0, 3000, nil, []byte("later"))
 	inner := legacyMsg(nil, 1, 0, 5000, []byte("a"), []byte("1"))
 	inner = legacyMsg(inner, 1, 0, 6000, []byte("b"), []byte("2"))
-	gz, err := compress(nil, CodecGzip, inner)
+	gz, err := compress(nil, CodecGzip, DefaultLevel, inner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +88,8 @@ func TestUpConvertLegacy(t *testing.T) {
 	corrupt[len(corrupt)-1] ^= 1
 	badInner := append([]byte(nil), inner...)
 	badInner[len(badInner)-1] ^= 1
-	gzBad, _ := compress(nil, CodecGzip, badInner)
-	nested, _ := compress(nil, CodecGzip, wrapper)
+	gzBad, _ := compress(nil, CodecGzip, DefaultLevel, badInner)
+	nested, _ := compress(nil, CodecGzip, DefaultLevel, wrapper)
 	for _, tt := range []struct {
 		name    string
 		data    []byte
@@ -126,7 +126,7 @@ func FuzzUpConvertLegacy(f *testing.F) {
 	f.Add(legacyMsg(legacyMsg(nil, 1, 0, 7, nil, []byte("a")), 1, 0, 8, []byte("b"), nil))
 	inner := legacyMsg(nil, 1, 0, 5, []byte("a"), []byte("1"))
 	for _, c := range []Codec{CodecGzip, CodecSnappy, CodecLZ4} {
-		z, err := compress(nil, c, inner)
+		z, err := compress(nil, c, DefaultLevel, inner)
 		if err != nil {
 			f.Fatal(err)
 		}

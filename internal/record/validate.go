@@ -33,6 +33,11 @@ type ValidateOptions struct {
 	KeepProducerCodec bool
 	// Partition names the topic partition ("topic-0") in error messages.
 	Partition string
+	// TargetLevel is the level the target codec compresses at when the
+	// batch is recompressed (compression.gzip/lz4/zstd.level, KIP-390);
+	// DefaultLevel, or the zero value, is the codec's default. A batch
+	// kept in its producer's codec is never recompressed for a level.
+	TargetLevel Level
 	// ProduceVersion is the Produce request version. Versions 3-6 may not
 	// carry zstd (KIP-110); 0 means "current" and skips that check.
 	ProduceVersion int16
@@ -183,7 +188,11 @@ func ValidateProduce(data []byte, opts ValidateOptions) (Validated, error) {
 	}
 	inPlace := codec == target && (codec == CodecNone || walk.sequentialOffsets)
 	if !inPlace {
-		rebuilt, err := rebuild(batch, target)
+		level := opts.TargetLevel
+		if opts.KeepProducerCodec || level == 0 {
+			level = DefaultLevel
+		}
+		rebuilt, err := rebuild(batch, target, level)
 		if err != nil {
 			return Validated{}, err
 		}
@@ -310,7 +319,7 @@ func saturatingAdd(a, b int64) int64 {
 // timestamps re-based on the first record's (absolute timestamps are kept),
 // record attributes 0, CreateTime with MaxTimestamp the records' maximum,
 // and the producer fields, transactional flag and leader epoch kept.
-func rebuild(batch []byte, codec Codec) ([]byte, error) {
+func rebuild(batch []byte, codec Codec, level Level) ([]byte, error) {
 	h, recs, err := DecodeRecords(batch)
 	if err != nil {
 		return nil, err
@@ -335,5 +344,5 @@ func rebuild(batch []byte, codec Codec) ([]byte, error) {
 		ProducerEpoch:        h.ProducerEpoch,
 		BaseSequence:         h.BaseSequence,
 	}
-	return BuildBatch(nh, recs, codec)
+	return BuildBatchLevel(nh, recs, codec, level)
 }

@@ -50,7 +50,7 @@ func TestValidateProduceRejects(t *testing.T) {
 		raw := appendRecord(nil, &Record{OffsetDelta: 0})
 		raw = append(raw, 0x7e) // second record: length 63 with nothing behind it
 		b := appendHeader(nil, h)
-		b, _ = compress(b, CodecSnappy, raw)
+		b, _ = compress(b, CodecSnappy, DefaultLevel, raw)
 		binary.BigEndian.PutUint32(b[offLength:], uint32(len(b)-12))
 		binary.BigEndian.PutUint32(b[offNumRecords:], 2)
 		binary.BigEndian.PutUint16(b[offAttributes:], uint16(CodecSnappy))
@@ -330,5 +330,48 @@ func TestValidateProduceLogAppendTimeBatchOnCreateTimeTopic(t *testing.T) {
 	}
 	if v.Header.TimestampType() != CreateTime || ComputeCRC(v.Batch) != v.Header.CRC {
 		t.Fatalf("header %+v", v.Header)
+	}
+}
+
+// KIP-390: when the broker recompresses to the topic's codec, it does so at
+// the topic's compression.<codec>.level: the fastest and the strongest level
+// give different batches, both decodable, and the default is the codec's.
+func TestValidateProduceRecompressesAtTopicLevel(t *testing.T) {
+	// Compressible but not trivially: words from a small vocabulary.
+	var recs []Record
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
+	for i := range 64 {
+		var v []byte
+		for j := range 200 {
+			v = append(v, words[(i*31+j*7+j*j)%len(words)]...)
+			v = append(v, ' ')
+		}
+		recs = append(recs, Record{OffsetDelta: int32(i), Value: v})
+	}
+	for _, tc := range []struct {
+		codec       Codec
+		fast, heavy Level
+	}{
+		{CodecGzip, 1, 9},
+		{CodecLZ4, 1, 17},
+		{CodecZstd, -5, 22},
+	} {
+		sizes := map[Level]int{}
+		for _, level := range []Level{tc.fast, tc.heavy} {
+			opts := permissive()
+			opts.KeepProducerCodec = false
+			opts.TargetCodec, opts.TargetLevel = tc.codec, level
+			v, err := ValidateProduce(mustBuild(t, sampleHeader(64), recs, CodecNone), opts)
+			if err != nil {
+				t.Fatalf("%s level %d: %v", tc.codec, level, err)
+			}
+			if _, dec, err := DecodeRecords(v.Batch); err != nil || len(dec) != len(recs) {
+				t.Fatalf("%s level %d: undecodable (%v) or %d records", tc.codec, level, err, len(dec))
+			}
+			sizes[level] = len(v.Batch)
+		}
+		if sizes[tc.heavy] >= sizes[tc.fast] {
+			t.Errorf("%s: level %d gives %d bytes, level %d %d bytes; the level is not applied", tc.codec, tc.heavy, sizes[tc.heavy], tc.fast, sizes[tc.fast])
+		}
 	}
 }

@@ -62,6 +62,7 @@ type testNode struct {
 	parts  *partition.Manager
 	server *server.Server
 	repl   *Manager // nil while fetching is stopped
+	quotas Quotas   // shared by the node's broker (leader side) and fetchers
 	addr   string
 	up     bool
 }
@@ -137,18 +138,28 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // all of them, led by node 1.
 func startCluster(t *testing.T) (*testController, [16]byte) {
 	t.Helper()
+	return startClusterWith(t, nil)
+}
+
+// startClusterWith is startCluster with extra broker properties.
+func startClusterWith(t *testing.T, extra map[string]string) (*testController, [16]byte) {
+	t.Helper()
 	c := &testController{t: t, img: metadata.EmptyImage()}
 	var regs []metadata.Record
 	for id := int32(1); id <= 3; id++ {
 		dir := t.TempDir()
-		cfg, _, err := config.ParseBroker(map[string]string{
+		props := map[string]string{
 			"node.id":                   strconv.Itoa(int(id)),
 			"log.dirs":                  dir,
 			"listeners":                 "PLAINTEXT://127.0.0.1:0",
 			"replica.lag.time.max.ms":   "400",
 			"replica.fetch.wait.max.ms": "100",
 			"replica.fetch.backoff.ms":  "20",
-		})
+		}
+		for k, v := range extra {
+			props[k] = v
+		}
+		cfg, _, err := config.ParseBroker(props)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,10 +167,10 @@ func startCluster(t *testing.T) (*testController, [16]byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := &testNode{id: id, cfg: cfg, meta: &staticMeta{img: c.img}, store: store, up: true}
+		n := &testNode{id: id, cfg: cfg, meta: &staticMeta{img: c.img}, store: store, up: true, quotas: NewQuotas()}
 		n.parts = partition.NewManager(id, cfg, store, quietLogger())
 		n.parts.SetControllerClient(c)
-		b := broker.New(broker.Options{Config: cfg, ClusterID: "test", Meta: n.meta, Partitions: n.parts, Logger: quietLogger()})
+		b := broker.New(broker.Options{Config: cfg, ClusterID: "test", Meta: n.meta, Partitions: n.parts, LeaderQuota: n.quotas.Leader, Logger: quietLogger()})
 		n.server = server.New(server.Config{Listeners: []server.ListenerConfig{{Name: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Addr: "127.0.0.1:0"}}}, b, quietLogger())
 		if err := n.server.Start(); err != nil {
 			t.Fatal(err)
@@ -169,7 +180,7 @@ func startCluster(t *testing.T) (*testController, [16]byte) {
 		p, _ := strconv.Atoi(port)
 		regs = append(regs, &metadata.RegisterBrokerRecord{BrokerID: id, IncarnationID: metadata.NewUuid(), BrokerEpoch: int64(id),
 			Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: host, Port: int32(p)}}})
-		n.repl = NewManager(Options{NodeID: id, Config: cfg, Partitions: n.parts, Logger: quietLogger()})
+		n.repl = NewManager(Options{NodeID: id, Config: cfg, Partitions: n.parts, Quotas: n.quotas, Logger: quietLogger()})
 		c.nodes = append(c.nodes, n)
 	}
 	t.Cleanup(func() {
@@ -203,7 +214,7 @@ func (c *testController) startFetching(id int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.node(id)
-	n.repl = NewManager(Options{NodeID: id, Config: n.cfg, Partitions: n.parts, Logger: quietLogger()})
+	n.repl = NewManager(Options{NodeID: id, Config: n.cfg, Partitions: n.parts, Quotas: n.quotas, Logger: quietLogger()})
 	n.repl.Apply(c.img)
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,6 +20,10 @@ import (
 // replica id in ReplicaState (KIP-903) and topics by id (KIP-516). Every
 // node runs this binary, whose broker serves it.
 const fetchVersion = 15
+
+// throttleRecheck is how soon a fetcher whose partitions are all held back
+// by follower.replication.throttled.rate looks at the rate again.
+const throttleRecheck = 100 * time.Millisecond
 
 // fetcher is one replica fetcher goroutine (Kafka's ReplicaFetcherThread):
 // it fetches every partition in its set from one leader, in a loop of
@@ -144,6 +150,10 @@ func (f *fetcher) run() {
 				}
 				continue
 			}
+			// replica.socket.receive.buffer.bytes (-1: the OS's).
+			if tc, ok := c.c.(*net.TCPConn); ok && f.m.cfg.ReplicaSocketReceiveBufferBytes > 0 {
+				tc.SetReadBuffer(int(f.m.cfg.ReplicaSocketReceiveBufferBytes))
+			}
 			f.mu.Lock()
 			conn = c
 			f.mu.Unlock()
@@ -184,6 +194,20 @@ type sentPartition struct {
 	p           *partition.Partition
 	state       *fetchState
 	fetchOffset int64
+	// throttled: follower.replication.throttled.replicas lists this
+	// replica and it is outside the ISR, so its bytes count against
+	// follower.replication.throttled.rate.
+	throttled bool
+}
+
+// followerThrottled is Kafka's shouldFollowerThrottle without the rate
+// check: a replica listed in follower.replication.throttled.replicas for
+// this broker that is not in the ISR. In-sync replicas are never throttled,
+// so a throttle cannot stall acks=all produces.
+func (f *fetcher) followerThrottled(p *partition.Partition) bool {
+	return f.m.quotas.Follower.Limited() &&
+		p.Config().FollowerThrottledReplicas.Has(p.Index, f.m.nodeID) &&
+		!slices.Contains(p.ISR(), f.m.nodeID)
 }
 
 // buildRequest makes a fetch of every partition that is not backing off.
@@ -217,6 +241,14 @@ func (f *fetcher) buildRequest() (*kmsg.FetchRequest, map[[16]byte]map[int32]sen
 		if p == nil || p.IsLeader() || p.TopicID != st.topicID {
 			continue
 		}
+		throttled := f.followerThrottled(p)
+		if throttled && f.m.quotas.Follower.Exceeded() {
+			// Over follower.replication.throttled.rate: leave the
+			// partition out of this fetch, as Kafka's fetcher does, and
+			// look again after a backoff.
+			nextWake = min(nextWake, throttleRecheck)
+			continue
+		}
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = tp.Partition
 		rp.CurrentLeaderEpoch = st.leaderEpoch
@@ -235,7 +267,7 @@ func (f *fetcher) buildRequest() (*kmsg.FetchRequest, map[[16]byte]map[int32]sen
 			sent[st.topicID] = make(map[int32]sentPartition)
 		}
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-		sent[st.topicID][tp.Partition] = sentPartition{p: p, state: st, fetchOffset: rp.FetchOffset}
+		sent[st.topicID][tp.Partition] = sentPartition{p: p, state: st, fetchOffset: rp.FetchOffset, throttled: throttled}
 	}
 	if len(req.Topics) == 0 {
 		return nil, nil, nextWake
@@ -287,6 +319,9 @@ func (f *fetcher) handlePartition(s sentPartition, rp *kmsg.FetchResponseTopicPa
 		if len(rp.RecordBatches) > 0 {
 			if _, err := p.AppendAsFollower(rp.RecordBatches); err != nil {
 				return err
+			}
+			if s.throttled {
+				f.m.quotas.Follower.Record(len(rp.RecordBatches))
 			}
 		}
 		p.UpdateFollowerHighWatermark(rp.HighWatermark)

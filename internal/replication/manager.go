@@ -29,7 +29,10 @@ type Options struct {
 	NodeID     int32
 	Config     *config.Broker
 	Partitions *partition.Manager
-	Logger     *slog.Logger
+	// Quotas are the replication throttles; their limits follow the
+	// dynamic broker configs of each image. Zero: unlimited.
+	Quotas Quotas
+	Logger *slog.Logger
 }
 
 // Manager keeps one fetcher per (leader, fetcher id) for the partitions this
@@ -41,6 +44,7 @@ type Manager struct {
 	nodeID     int32
 	cfg        *config.Broker
 	partitions *partition.Manager
+	quotas     Quotas
 	log        *slog.Logger
 
 	mu struct {
@@ -67,7 +71,11 @@ func NewManager(o Options) *Manager {
 	if log == nil {
 		log = slog.Default()
 	}
-	m := &Manager{nodeID: o.NodeID, cfg: o.Config, partitions: o.Partitions, log: log.With("component", "replication"), stop: make(chan struct{})}
+	quotas := o.Quotas
+	if quotas.Leader == nil || quotas.Follower == nil {
+		quotas = NewQuotas()
+	}
+	m := &Manager{nodeID: o.NodeID, cfg: o.Config, partitions: o.Partitions, quotas: quotas, log: log.With("component", "replication"), stop: make(chan struct{})}
 	m.mu.fetchers = make(map[fetcherKey]*fetcher)
 	interval := max(o.Partitions.ReplicaLagTimeMax()/2, 10*time.Millisecond)
 	m.wg.Add(1)
@@ -101,6 +109,10 @@ type followTarget struct {
 // exists) are fetched from their leaders. Call it after partition.Manager
 // has applied img, so the partitions exist and know their role.
 func (m *Manager) Apply(img *metadata.Image) {
+	// leader/follower.replication.throttled.rate apply at run time.
+	leaderRate, followerRate := m.cfg.ReplicationThrottledRates(img.BrokerConfig(strconv.Itoa(int(m.nodeID))), img.BrokerConfig(""))
+	m.quotas.Leader.SetLimit(leaderRate)
+	m.quotas.Follower.SetLimit(followerRate)
 	want := make(map[fetcherKey]map[storage.TopicPartition]followTarget)
 	addrs := make(map[int32]string)
 	for _, t := range img.Topics() {

@@ -32,6 +32,12 @@ type Config struct {
 	// IdleTimeout is connections.max.idle.ms: a connection with no request
 	// for this long is closed. Zero disables it.
 	IdleTimeout time.Duration
+	// Limits are the connection quotas (max.connections*).
+	Limits ConnectionLimits
+	// SendBuffer and ReceiveBuffer are socket.send.buffer.bytes and
+	// socket.receive.buffer.bytes: SO_SNDBUF / SO_RCVBUF of accepted
+	// connections; zero or -1 keeps the operating system's.
+	SendBuffer, ReceiveBuffer int
 }
 
 // Server owns the listeners and their connections.
@@ -43,6 +49,7 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	nextID atomic.Uint64
+	quotas *connQuotas
 
 	mu struct {
 		sync.Mutex
@@ -67,7 +74,7 @@ func New(cfg Config, handler Handler, log *slog.Logger) *Server {
 		cfg.MaxRequestSize = 100 << 20
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, handler: handler, log: log, ctx: ctx, cancel: cancel}
+	s := &Server{cfg: cfg, handler: handler, log: log, ctx: ctx, cancel: cancel, quotas: newConnQuotas(cfg.Limits)}
 	s.mu.conns = make(map[*conn]struct{})
 	return s
 }
@@ -139,8 +146,18 @@ func (s *Server) accept(l *listener) {
 	defer s.wg.Done()
 	var backoff time.Duration
 	for {
+		// max.connections: wait for a free slot before accepting, as
+		// Kafka's acceptor does; meanwhile clients wait in the backlog.
+		if !s.quotas.reserve(s.ctx, l.cfg.Name) {
+			return
+		}
+		if !s.quotas.awaitCreationRate(s.ctx, l.cfg.Name) {
+			s.quotas.release()
+			return
+		}
 		nc, err := l.ln.Accept()
 		if err != nil {
+			s.quotas.release()
 			if errors.Is(err, net.ErrClosed) || s.ctx.Err() != nil {
 				return
 			}
@@ -156,14 +173,28 @@ func (s *Server) accept(l *listener) {
 			continue
 		}
 		backoff = 0
+		ip, ok := s.quotas.admit(nc.RemoteAddr())
+		if !ok {
+			// Kafka's TooManyConnectionsException: closed at once.
+			s.log.Info("connection refused: max.connections.per.ip reached", "listener", l.cfg.Name, "ip", ip)
+			nc.Close()
+			continue
+		}
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
+			if s.cfg.SendBuffer > 0 {
+				tc.SetWriteBuffer(s.cfg.SendBuffer)
+			}
+			if s.cfg.ReceiveBuffer > 0 {
+				tc.SetReadBuffer(s.cfg.ReceiveBuffer)
+			}
 		}
 		c := newConn(s, l, nc, s.nextID.Add(1))
 		s.mu.Lock()
 		if s.mu.closed {
 			s.mu.Unlock()
 			nc.Close()
+			s.quotas.closed(ip)
 			return
 		}
 		s.mu.conns[c] = struct{}{}
@@ -175,9 +206,14 @@ func (s *Server) accept(l *listener) {
 			s.mu.Lock()
 			delete(s.mu.conns, c)
 			s.mu.Unlock()
+			s.quotas.closed(ip)
 		}()
 	}
 }
+
+// SetConnectionLimits applies new connection quotas (dynamic
+// max.connections* configs) to connections accepted from now on.
+func (s *Server) SetConnectionLimits(l ConnectionLimits) { s.quotas.setLimits(l) }
 
 // Close stops accepting, closes every connection and waits for their
 // goroutines to end.

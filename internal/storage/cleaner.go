@@ -55,7 +55,13 @@ type CleanerOptions struct {
 	// section has more keys than fit, a pass cleans up to where the map
 	// filled and the next pass continues from there.
 	DedupeBufferBytes int64
+	// LoadFactor is log.cleaner.io.buffer.load.factor: the fraction of the
+	// map's slots used before it counts as full (0.9 when <= 0).
+	LoadFactor float64
 
+	// throttle limits the pass's reads and writes
+	// (log.cleaner.io.max.bytes.per.second); nil for none.
+	throttle *ioThrottle
 	// stop, when closed, aborts the pass between batches (shutdown).
 	stop <-chan struct{}
 	// crashAfter, for tests, makes the pass return errInjectedCrash right
@@ -208,8 +214,8 @@ func (l *Log) Compact(now time.Time, firstDirtyOffset int64, opts CleanerOptions
 	if bufBytes <= 0 {
 		bufBytes = defaultDedupeBufferBytes
 	}
-	om := newOffsetMap(bufBytes)
-	end, err := buildOffsetMap(segs, r.firstDirty, r.firstUncleanable, om, opts.stop)
+	om := newOffsetMap(bufBytes, opts.LoadFactor)
+	end, err := buildOffsetMap(segs, r.firstDirty, r.firstUncleanable, om, opts.stop, opts.throttle)
 	if err != nil {
 		return res, err
 	}
@@ -254,7 +260,7 @@ func (l *Log) Compact(now time.Time, firstDirtyOffset int64, opts CleanerOptions
 // (Kafka's buildOffsetMap). It stops at a batch boundary when the map
 // cannot take the next batch's keys and returns the offset it reached: the
 // end of the range the map is authoritative for.
-func buildOffsetMap(segs []*segment, from, upper int64, om *offsetMap, stop <-chan struct{}) (int64, error) {
+func buildOffsetMap(segs []*segment, from, upper int64, om *offsetMap, stop <-chan struct{}, throttle *ioThrottle) (int64, error) {
 	if from >= upper {
 		return from, nil
 	}
@@ -277,6 +283,7 @@ func buildOffsetMap(segs []*segment, from, upper int64, om *offsetMap, stop <-ch
 			if isStopped(stop) {
 				return false, fmt.Errorf("%w: shutting down", errCleaningAborted)
 			}
+			throttle.maybeThrottle(len(batch), stop)
 			if h.IsControl() {
 				return true, nil
 			}

@@ -17,21 +17,27 @@ const CleanerCheckpointFile = "cleaner-offset-checkpoint"
 const defaultCleanerBackoff = 15 * time.Second
 
 // logCleaner is the Manager's compaction scheduler (Kafka's LogCleaner with
-// one thread plus LogCleanerManager): it picks the compacted log with the
-// highest dirty ratio at or above its min.cleanable.dirty.ratio, or any
-// whose dirty data is older than max.compaction.lag.ms or whose oldest kept
-// tombstone's delete horizon has passed, compacts it and records the new
-// checkpoint.
+// log.cleaner.threads threads plus LogCleanerManager): each pass picks the
+// compacted log with the highest dirty ratio at or above its
+// min.cleanable.dirty.ratio, or any whose dirty data is older than
+// max.compaction.lag.ms or whose oldest kept tombstone's delete horizon has
+// passed, among those no other pass is cleaning, compacts it and records the
+// new checkpoint. Passes share log.cleaner.io.max.bytes.per.second, and
+// each gets log.cleaner.dedupe.buffer.size / threads for its offset map, as
+// in Kafka.
 //
 // Thread-safety: mu guards the maps; writeMu serializes checkpoint file
-// writes (taken before mu, and no file I/O happens under mu). One pass runs
-// at a time (passMu), from the background goroutine or CleanNow.
+// writes (taken before mu, and no file I/O happens under mu); pickMu makes
+// choosing a log and marking it in progress one step.
 type logCleaner struct {
 	m           *Manager
-	dedupeBytes int64
+	threads     int
+	dedupeBytes int64 // per pass
+	loadFactor  float64
 	backoff     time.Duration
+	throttle    *ioThrottle
 
-	passMu  sync.Mutex
+	pickMu  sync.Mutex
 	writeMu sync.Mutex
 
 	mu struct {
@@ -43,21 +49,29 @@ type logCleaner struct {
 		// uncleanable lists logs whose cleaning failed; like Kafka they
 		// are skipped until restart.
 		uncleanable map[TopicPartition]bool
+		// inProgress lists the logs a pass is cleaning now.
+		inProgress map[TopicPartition]bool
+		// passDone is closed and replaced when a pass ends.
+		passDone chan struct{}
 	}
 }
 
 // newLogCleaner reads every dir's cleaner checkpoint.
 func newLogCleaner(m *Manager) (*logCleaner, error) {
-	c := &logCleaner{m: m, dedupeBytes: m.cfg.CleanerDedupeBufferBytes, backoff: m.cfg.CleanerBackoff}
+	c := &logCleaner{m: m, threads: max(m.cfg.CleanerThreads, 1), dedupeBytes: m.cfg.CleanerDedupeBufferBytes,
+		loadFactor: m.cfg.CleanerLoadFactor, backoff: m.cfg.CleanerBackoff, throttle: newIOThrottle(m.cfg.CleanerIOMaxBytesPerSecond)}
 	if c.dedupeBytes <= 0 {
 		c.dedupeBytes = defaultDedupeBufferBytes
 	}
+	c.dedupeBytes /= int64(c.threads)
 	if c.backoff <= 0 {
 		c.backoff = defaultCleanerBackoff
 	}
 	c.mu.checkpoints = make(map[*logDir]map[TopicPartition]int64, len(m.dirs))
 	c.mu.horizons = make(map[TopicPartition]int64)
 	c.mu.uncleanable = make(map[TopicPartition]bool)
+	c.mu.inProgress = make(map[TopicPartition]bool)
+	c.mu.passDone = make(chan struct{})
 	for _, d := range m.dirs {
 		if d.offline.Load() {
 			c.mu.checkpoints[d] = map[TopicPartition]int64{}
@@ -119,7 +133,7 @@ func (c *logCleaner) pickFilthiest(nowMs int64) (cleanerCandidate, bool) {
 	found := false
 	for _, cand := range cands {
 		c.mu.Lock()
-		if c.mu.uncleanable[cand.tp] {
+		if c.mu.uncleanable[cand.tp] || c.mu.inProgress[cand.tp] {
 			c.mu.Unlock()
 			continue
 		}
@@ -148,16 +162,28 @@ func (c *logCleaner) pickFilthiest(nowMs int64) (cleanerCandidate, bool) {
 	return best, found
 }
 
-// cleanFilthiestLog cleans at most one log and reports whether it did.
+// cleanFilthiestLog cleans at most one log and reports whether it did;
 func (c *logCleaner) cleanFilthiestLog(now time.Time, stop <-chan struct{}) (bool, error) {
-	c.passMu.Lock()
-	defer c.passMu.Unlock()
 	nowMs := now.UnixMilli()
+	c.pickMu.Lock()
 	cand, ok := c.pickFilthiest(nowMs)
+	if ok {
+		c.mu.Lock()
+		c.mu.inProgress[cand.tp] = true
+		c.mu.Unlock()
+	}
+	c.pickMu.Unlock()
 	if !ok {
 		return false, nil
 	}
-	res, err := cand.log.Compact(now, cand.checkpoint, CleanerOptions{DedupeBufferBytes: c.dedupeBytes, stop: stop})
+	defer func() {
+		c.mu.Lock()
+		delete(c.mu.inProgress, cand.tp)
+		close(c.mu.passDone)
+		c.mu.passDone = make(chan struct{})
+		c.mu.Unlock()
+	}()
+	res, err := cand.log.Compact(now, cand.checkpoint, CleanerOptions{DedupeBufferBytes: c.dedupeBytes, LoadFactor: c.loadFactor, throttle: c.throttle, stop: stop})
 	if errors.Is(err, errCleaningAborted) || errors.Is(err, errLogClosed) {
 		c.m.logger.Info("log cleaning aborted", "partition", cand.tp.String(), "reason", err)
 		return false, nil
@@ -235,11 +261,35 @@ func (m *Manager) CleanNow() error {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		if !cleaned {
+		if cleaned {
+			continue
+		}
+		// Nothing left for this call, but a background pass may be
+		// cleaning a log right now: wait for it, then look again.
+		if !m.cleaner.waitPasses(m.stop) {
 			break
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// waitPasses waits until no pass is in progress; false if none was.
+func (c *logCleaner) waitPasses(stop <-chan struct{}) bool {
+	waited := false
+	for {
+		c.mu.Lock()
+		busy, done := len(c.mu.inProgress) > 0, c.mu.passDone
+		c.mu.Unlock()
+		if !busy {
+			return waited
+		}
+		waited = true
+		select {
+		case <-done:
+		case <-stop:
+			return false
+		}
+	}
 }
 
 // CleanerCheckpoint returns the offset below which tp's log is compacted,

@@ -36,9 +36,16 @@ type offsetMap struct {
 	latest     int64 // largest offset put, -1 if none
 }
 
-func newOffsetMap(memoryBytes int64) *offsetMap {
+// newOffsetMap returns a map of at most memoryBytes that counts as full at
+// loadFactor of its slots (log.cleaner.io.buffer.load.factor; the default
+// when <= 0 or above 1). The table grows at offsetMapLoadFactor whatever
+// the limit, which only affects when it doubles.
+func newOffsetMap(memoryBytes int64, loadFactor float64) *offsetMap {
+	if !(loadFactor > 0 && loadFactor <= 1) {
+		loadFactor = offsetMapLoadFactor
+	}
 	maxSlots := int(max(memoryBytes/offsetMapSlotSize, 2))
-	m := &offsetMap{maxSlots: maxSlots, maxEntries: max(int(float64(maxSlots)*offsetMapLoadFactor), 1), latest: -1}
+	m := &offsetMap{maxSlots: maxSlots, maxEntries: max(int(float64(maxSlots)*loadFactor), 1), latest: -1}
 	m.slots = make([]byte, min(maxSlots, 1024)*offsetMapSlotSize)
 	return m
 }

@@ -112,6 +112,7 @@ func (l *Log) cleanGroup(group []*segment, f *cleanFilter, cfg *Config, res *Cle
 			}
 			res.BytesRead += int64(len(batch))
 			res.RecordsRead += int64(h.NumRecords)
+			opts.throttle.maybeThrottle(len(batch), opts.stop)
 			out, kept, err := f.filterBatch(h, batch)
 			if err != nil || out == nil {
 				return err == nil, err
@@ -125,6 +126,7 @@ func (l *Log) cleanGroup(group []*segment, f *cleanFilter, cfg *Config, res *Cle
 			}
 			res.BytesWritten += int64(len(out))
 			res.RecordsRetained += int64(kept)
+			opts.throttle.maybeThrottle(len(out), opts.stop)
 			return true, nil
 		})
 		if err != nil {

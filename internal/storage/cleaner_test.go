@@ -584,7 +584,7 @@ func TestCompactConcurrentWithReadsAndAppends(t *testing.T) {
 }
 
 func TestOffsetMapBoundedAndLatestWins(t *testing.T) {
-	m := newOffsetMap(100 * offsetMapSlotSize)
+	m := newOffsetMap(100*offsetMapSlotSize, 0)
 	for i := range 90 {
 		if !m.put([]byte(fmt.Sprint("key", i)), int64(i)) {
 			t.Fatalf("put %d refused below capacity", i)
@@ -604,5 +604,19 @@ func TestOffsetMapBoundedAndLatestWins(t *testing.T) {
 	}
 	if len(m.slots) > 100*offsetMapSlotSize {
 		t.Fatalf("map grew to %d bytes, beyond its %d-byte budget", len(m.slots), 100*offsetMapSlotSize)
+	}
+}
+
+// log.cleaner.io.buffer.load.factor decides when the map counts as full.
+func TestOffsetMapLoadFactor(t *testing.T) {
+	for _, lf := range []float64{0.5, 0.9} {
+		m := newOffsetMap(100*offsetMapSlotSize, lf)
+		n := 0
+		for m.put([]byte(fmt.Sprint("key", n)), int64(n)) {
+			n++
+		}
+		if want := int(100 * lf); n != want {
+			t.Errorf("load factor %v: map full after %d keys, want %d", lf, n, want)
+		}
 	}
 }

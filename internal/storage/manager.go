@@ -22,9 +22,13 @@ import (
 type ManagerConfig struct {
 	Dirs                   []string      // log.dirs
 	RetentionCheckInterval time.Duration // log.retention.check.interval.ms (300000)
-	FlushCheckInterval     time.Duration // log.flush.scheduler.interval.ms (default here: 1s; Kafka's is MaxLong)
-	CheckpointInterval     time.Duration // log.flush.offset.checkpoint.interval.ms (60000)
-	Logger                 *slog.Logger
+	// ProducerExpirationCheckInterval is
+	// producer.id.expiration.check.interval.ms (600000): how often idle
+	// producers are dropped (producer.id.expiration.ms).
+	ProducerExpirationCheckInterval time.Duration
+	FlushCheckInterval              time.Duration // log.flush.scheduler.interval.ms (default here: 1s; Kafka's is MaxLong)
+	CheckpointInterval              time.Duration // log.flush.offset.checkpoint.interval.ms (60000)
+	Logger                          *slog.Logger
 
 	// Log cleaner (cleaner_manager.go). The zero value runs it with
 	// Kafka's defaults, as log.cleaner.enable=true does.
@@ -40,6 +44,14 @@ type ManagerConfig struct {
 	// fault-injecting vfs.Faulty in tests). Each dir wraps it so that a
 	// disk error takes that dir offline (manager_dirs.go).
 	FS vfs.FS
+	// CleanerThreads is log.cleaner.threads: cleaner goroutines (1 when
+	// <= 0; log.cleaner.threads=0 is CleanerDisabled).
+	CleanerThreads int
+	// CleanerIOMaxBytesPerSecond is log.cleaner.io.max.bytes.per.second,
+	// shared by the cleaner goroutines; <= 0 or Double.MAX_VALUE: none.
+	CleanerIOMaxBytesPerSecond float64
+	// CleanerLoadFactor is log.cleaner.io.buffer.load.factor (0.9 when <= 0).
+	CleanerLoadFactor float64
 }
 
 // Manager owns the logs in a set of log dirs (Kafka's LogManager): it reads
@@ -133,6 +145,9 @@ func OpenManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.ProducerExpirationCheckInterval <= 0 {
+		cfg.ProducerExpirationCheckInterval = 10 * time.Minute
 	}
 	if cfg.RetentionCheckInterval <= 0 {
 		cfg.RetentionCheckInterval = 5 * time.Minute
@@ -603,6 +618,7 @@ func (m *Manager) Delete(tp TopicPartition) error {
 func (m *Manager) Start() {
 	m.startOnce.Do(func() {
 		m.every(m.cfg.RetentionCheckInterval, m.runRetention)
+		m.every(m.cfg.ProducerExpirationCheckInterval, m.runProducerExpiration)
 		m.every(m.cfg.FlushCheckInterval, m.runFlush)
 		m.every(m.cfg.FlushCheckInterval, m.refreshDirSpace)
 		m.every(m.cfg.CheckpointInterval, func() {
@@ -611,11 +627,13 @@ func (m *Manager) Start() {
 			}
 		})
 		if !m.cfg.CleanerDisabled {
-			m.wg.Add(1)
-			go func() {
-				defer m.wg.Done()
-				m.cleaner.run(m.stop)
-			}()
+			for range m.cleaner.threads {
+				m.wg.Add(1)
+				go func() {
+					defer m.wg.Done()
+					m.cleaner.run(m.stop)
+				}()
+			}
 		}
 	})
 }
@@ -643,6 +661,13 @@ func (m *Manager) runRetention() {
 			m.logger.Error("enforcing retention", "partition", tp.String(), "err", err)
 			m.failDirOf(tp, "retention", err)
 		}
+	}
+}
+
+// runProducerExpiration drops idle producers from every log (Kafka's
+// PeriodicProducerExpirationCheck).
+func (m *Manager) runProducerExpiration() {
+	for _, l := range m.Logs() {
 		l.RemoveExpiredProducers()
 	}
 }

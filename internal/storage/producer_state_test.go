@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/vltava/vltava/internal/record"
@@ -202,5 +203,36 @@ func TestSnapshotEncodingRoundTrip(t *testing.T) {
 	data[len(data)-1] ^= 1
 	if _, err := decodeSnapshot(data); !errors.Is(err, errBadSnapshot) {
 		t.Fatalf("corrupted snapshot accepted: %v", err)
+	}
+}
+
+// producer.id.expiration.check.interval.ms: the manager drops idle
+// producers on that schedule, independently of retention checks.
+func TestManagerExpiresProducersOnItsInterval(t *testing.T) {
+	m, err := OpenManager(ManagerConfig{Dirs: []string{t.TempDir()}, Logger: quietLogger(), CleanerDisabled: true,
+		RetentionCheckInterval: time.Hour, ProducerExpirationCheckInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cfg := testConfig()
+	cfg.ProducerIDExpirationMs = 1
+	l, err := m.GetOrCreate(TopicPartition{Topic: "p", Partition: 0}, [16]byte{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, idem(4, 0, 0, 1), 0)
+	m.Start()
+	producers := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.mu.producers.producers)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for producers() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("idle producer not expired by the periodic check")
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
 	}
 }

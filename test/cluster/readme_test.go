@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // readmeClusterHeading starts the README section whose commands
@@ -76,6 +78,36 @@ func TestReadmeClusterCommands(t *testing.T) {
 		}
 	}
 	consume("all nodes up")
+
+	// The README's cluster sets no offsets.topic.replication.factor: it
+	// gets Kafka's default of 3, not a replica count cut to the brokers at
+	// hand. A group commit creates __consumer_offsets.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := c.Admin()
+	var offsets kadm.Offsets
+	offsets.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 1, LeaderEpoch: -1})
+	for {
+		resp, err := adm.CommitOffsets(ctx, "readme-group", offsets)
+		if err == nil && resp.Ok() {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("committing an offset of readme-group: %v %v", err, resp)
+		}
+		time.Sleep(200 * time.Millisecond) // retry interval of a retriable error, not a wait for a condition
+	}
+	c.waitTopic("__consumer_offsets", 30*time.Second, "__consumer_offsets with 3 replicas per partition", func(v topicView) bool {
+		if len(v.Partitions) == 0 {
+			return false
+		}
+		for _, p := range v.Partitions {
+			if len(p.Replicas) != 3 {
+				t.Fatalf("__consumer_offsets partition has replicas %v, want 3 (offsets.topic.replication.factor defaults to 3)", p.Replicas)
+			}
+		}
+		return true
+	})
 
 	c.Node(1).Kill()
 	c.waitTopic("orders", 30*time.Second, "every partition led by a live node", func(v topicView) bool {

@@ -1,0 +1,108 @@
+package broker_test
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A config Vltava cannot honour is refused with INVALID_CONFIG naming it,
+// never accepted and ignored: a topic key at CreateTopics and
+// IncrementalAlterConfigs, and a dynamic broker key. A supported key, and a
+// refused key at its default, go through; the replication throttle rate is
+// applied at run time, so it may be altered.
+func TestUnsupportedConfigsAreRefused(t *testing.T) {
+	tn := startNode(t, nil)
+	c := tn.dial()
+
+	create := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "prealloc", 1, 1
+	rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "preallocate", Value: kmsg.StringPtr("true")}}
+	create.Topics = append(create.Topics, rt)
+	res := do[*kmsg.CreateTopicsResponse](c, 5, create).Topics[0]
+	if res.ErrorCode != kerr.InvalidConfig.Code || res.ErrorMessage == nil || !strings.Contains(*res.ErrorMessage, "preallocate") {
+		t.Errorf("CreateTopics preallocate=true: error %d %v, want INVALID_CONFIG naming the key", res.ErrorCode, res.ErrorMessage)
+	}
+
+	createTopic(c, "plain", 1, nil)
+	alter := func(typ kmsg.ConfigResourceType, name, key, value string) (int16, string) {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = typ, name
+		cc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		cc.Name, cc.Value = key, kmsg.StringPtr(value)
+		rr.Configs = append(rr.Configs, cc)
+		req.Resources = append(req.Resources, rr)
+		r := do[*kmsg.IncrementalAlterConfigsResponse](c, 1, req).Resources[0]
+		msg := ""
+		if r.ErrorMessage != nil {
+			msg = *r.ErrorMessage
+		}
+		return r.ErrorCode, msg
+	}
+	for _, tt := range []struct {
+		typ             kmsg.ConfigResourceType
+		name, key, val  string
+		want            int16
+		wantMsgContains string
+	}{
+		{resTopic, "plain", "local.retention.ms", "1000", kerr.InvalidConfig.Code, "local.retention.ms: tiered storage is not supported"},
+		{resTopic, "plain", "local.retention.ms", "-2", 0, ""},
+		{resTopic, "plain", "leader.replication.throttled.replicas", "*", 0, ""},
+		{resBroker, "1", "num.io.threads", "16", kerr.InvalidConfig.Code, "num.io.threads"},
+		{resBroker, "1", "log.cleaner.threads", "2", kerr.InvalidConfig.Code, "Vltava reads these configs only at start-up"},
+		{resBroker, "1", "listener.name.plaintext.max.connections", "2", kerr.InvalidConfig.Code, "per-listener overrides"},
+		{resBroker, "1", "leader.replication.throttled.rate", "1048576", 0, ""},
+		{resBroker, "", "follower.replication.throttled.rate", "1048576", 0, ""},
+	} {
+		code, msg := alter(tt.typ, tt.name, tt.key, tt.val)
+		if code != tt.want || !strings.Contains(msg, tt.wantMsgContains) {
+			t.Errorf("IncrementalAlterConfigs %s=%s on %q: error %d %q, want %d containing %q", tt.key, tt.val, tt.name, code, msg, tt.want, tt.wantMsgContains)
+		}
+	}
+}
+
+// The connection quotas apply at run time, as in Kafka: after
+// max.connections.per.ip is lowered with IncrementalAlterConfigs, a new
+// connection over it is closed at once; connections already open stay.
+func TestDynamicConnectionQuotas(t *testing.T) {
+	tn := startNode(t, nil)
+	c := tn.dial()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = resBroker, "1"
+	cc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cc.Name, cc.Value = "max.connections.per.ip", kmsg.StringPtr("1")
+	rr.Configs = append(rr.Configs, cc)
+	req.Resources = append(req.Resources, rr)
+	if ec := do[*kmsg.IncrementalAlterConfigsResponse](c, 1, req).Resources[0].ErrorCode; ec != 0 {
+		t.Fatalf("IncrementalAlterConfigs max.connections.per.ip=1: error %d", ec)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		nc, err := net.DialTimeout("tcp", tn.addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		var b [1]byte
+		_, err = nc.Read(b[:])
+		nc.Close()
+		var ne net.Error
+		if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+			break // closed by the broker: the new limit applies
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a second connection from 127.0.0.1 stays open with max.connections.per.ip=1")
+		}
+	}
+	// The connection that was open before still works.
+	md := kmsg.NewPtrMetadataRequest()
+	do[*kmsg.MetadataResponse](c, 7, md)
+}

@@ -1,0 +1,82 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Broker settings Vltava applies at run time: their effective values come
+// from the static config with the dynamic broker configs (AlterConfigs on
+// this broker, then on the cluster default) layered over it, as Kafka's
+// DynamicBrokerConfig does.
+
+// ConnectionQuotas are max.connections, max.connections.per.ip, its
+// overrides and max.connection.creation.rate.
+type ConnectionQuotas struct {
+	Max, PerIP, CreationRate int32
+	PerIPOverrides           map[string]int32
+}
+
+// ConnectionQuotas returns the connection quotas in effect on this broker:
+// the per-broker dynamic configs, then the cluster-wide dynamic defaults,
+// then the static config (Kafka applies them to the acceptors at run time).
+func (b *Broker) ConnectionQuotas(dynamicPerBroker, dynamicDefault map[string]string) ConnectionQuotas {
+	merged := mergeLayers(b.Raw, dynamicDefault, dynamicPerBroker)
+	num := func(key string) int32 {
+		if v, ok := merged[key]; ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil && n >= 0 {
+				return int32(n)
+			}
+		}
+		return int32(parseInt(brokerDefs[key].Default))
+	}
+	q := ConnectionQuotas{Max: num("max.connections"), PerIP: num("max.connections.per.ip"), CreationRate: num("max.connection.creation.rate")}
+	if v, ok := merged["max.connections.per.ip.overrides"]; ok && validateConnectionOverrides(v) == "" {
+		q.PerIPOverrides = parseConnectionOverrides(v)
+	}
+	return q
+}
+
+// ReplicationThrottledRates returns leader.replication.throttled.rate and
+// follower.replication.throttled.rate in effect on this broker: the
+// per-broker dynamic config, then the cluster-wide dynamic default, then
+// the static config.
+func (b *Broker) ReplicationThrottledRates(dynamicPerBroker, dynamicDefault map[string]string) (leader, follower int64) {
+	merged := mergeLayers(b.Raw, dynamicDefault, dynamicPerBroker)
+	rate := func(key string) int64 {
+		if v, ok := merged[key]; ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
+				return n
+			}
+		}
+		return parseInt(brokerDefs[key].Default)
+	}
+	return rate("leader.replication.throttled.rate"), rate("follower.replication.throttled.rate")
+}
+
+// parseConnectionOverrides reads max.connections.per.ip.overrides, already
+// validated: host:count pairs separated by commas.
+func parseConnectionOverrides(v string) map[string]int32 {
+	out := map[string]int32{}
+	for _, item := range splitList(v) {
+		i := strings.LastIndex(item, ":")
+		out[strings.TrimSpace(item[:i])] = int32(parseInt(item[i+1:]))
+	}
+	return out
+}
+
+// validateConnectionOverrides checks host:count pairs, as Kafka's
+// getMap-based parsing of max.connections.per.ip.overrides does.
+func validateConnectionOverrides(v string) string {
+	for _, item := range splitList(v) {
+		i := strings.LastIndex(item, ":")
+		if i <= 0 {
+			return "must be a comma-separated list of host:count pairs"
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(item[i+1:]), 10, 32)
+		if err != nil || n < 0 {
+			return "must be a comma-separated list of host:count pairs with counts >= 0"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,345 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Status says what Vltava does with a config key. Every broker and topic key
+// has one: the exceptions are listed in keyStatus and topicKeyStatus with
+// their reasons, every other key is Honoured and TestEveryKeyHasATruthfulStatus
+// requires a reader of it outside this package. docs/CONFIGURATION.md prints
+// the status, and start-up, CreateTopics and AlterConfigs enforce it, so no
+// key is accepted and then ignored.
+type Status int8
+
+const (
+	// StatusUnset is the status of a name that is not a config key.
+	StatusUnset Status = iota
+	// Honoured: the value takes effect as in Kafka.
+	Honoured
+	// DefaultOnly: only the default is accepted; any other value stops
+	// start-up (broker keys) or fails the request with INVALID_CONFIG (topic
+	// keys, dynamic broker configs), naming the key and the reason.
+	DefaultOnly
+	// KafkaIgnores: Apache Kafka itself accepts the key and ignores it (a
+	// deprecated setting), so accepting it unchanged is Kafka's behaviour.
+	KafkaIgnores
+)
+
+// String is the wording of the docs' "Support" column.
+func (s Status) String() string {
+	switch s {
+	case Honoured:
+		return "honoured"
+	case DefaultOnly:
+		return "default only"
+	case KafkaIgnores:
+		return "ignored, as by Kafka"
+	}
+	return "unclassified"
+}
+
+// Support is a key's status with the reason for anything but Honoured.
+type Support struct {
+	Status Status
+	// Reason says why a value other than the default is refused, or why
+	// Kafka ignores the key; it follows the key name in error messages.
+	Reason string
+	// Dynamic is true when Vltava applies a change made at run time with
+	// AlterConfigs (broker keys only). Kafka-dynamic keys without it are
+	// refused dynamically rather than stored and never read.
+	Dynamic bool
+}
+
+// Reasons shared by several keys.
+const (
+	whyTLS         = "TLS listeners are not supported yet"
+	whySASL        = "SASL authentication is not supported yet"
+	whyAuthorizer  = "authorization (ACLs) is not supported yet"
+	whyPlugin      = "Java plugin classes cannot be loaded; Vltava has no plugin interface"
+	whyThreads     = "Vltava has no fixed thread pools: every connection has its own goroutines and background work runs on goroutines of its own"
+	whyTiered      = "tiered storage is not supported"
+	whyTxn         = "transactions are not supported yet, so __transaction_state is never created"
+	whyPurgatory   = "Vltava has no purgatory to purge: parked requests are woken by the events they wait for"
+	whyMetadataLog = "the metadata quorum (hashicorp/raft) manages its own log segments and snapshots"
+	whyQuorum      = "the metadata quorum (hashicorp/raft) takes its timing from controller.quorum.election.timeout.ms"
+	whyCleanerBufs = "the log cleaner sizes its read/write buffers itself; log.cleaner.dedupe.buffer.size bounds its memory"
+	whyOutbound    = "outbound connection set-up is bounded by replica.socket.timeout.ms (follower fetchers) and each caller's own timeout"
+)
+
+func defaultOnly(why string) Support { return Support{Status: DefaultOnly, Reason: why} }
+
+// keyStatus lists the broker keys (by their un-prefixed names) that are not
+// simply honoured, and the honoured ones Vltava applies at run time.
+var keyStatus = map[string]Support{
+	// KRaft and quorum.
+	"controller.quorum.fetch.timeout.ms":              defaultOnly(whyQuorum),
+	"controller.quorum.election.backoff.max.ms":       defaultOnly(whyQuorum),
+	"controller.quorum.append.linger.ms":              defaultOnly(whyQuorum),
+	"controller.quorum.request.timeout.ms":            defaultOnly(whyQuorum),
+	"controller.quorum.retry.backoff.ms":              defaultOnly(whyQuorum),
+	"metadata.log.segment.bytes":                      defaultOnly(whyMetadataLog),
+	"metadata.log.segment.ms":                         defaultOnly(whyMetadataLog),
+	"metadata.max.retention.bytes":                    defaultOnly(whyMetadataLog),
+	"metadata.max.retention.ms":                       defaultOnly(whyMetadataLog),
+	"metadata.max.idle.interval.ms":                   defaultOnly("the active controller does not append no-op records; raft heartbeats keep followers current"),
+	"metadata.log.max.record.bytes.between.snapshots": defaultOnly(whyMetadataLog),
+	"metadata.log.max.snapshot.interval.ms":           defaultOnly(whyMetadataLog),
+	"eligible.leader.replicas.enable":                 defaultOnly("eligible leader replicas (KIP-966) are not supported"),
+	"sasl.mechanism.controller.protocol":              defaultOnly(whySASL),
+
+	// Network.
+	"security.inter.broker.protocol":            {Status: Honoured}, // only PLAINTEXT, checked in checkSecurityProtocols
+	"listener.security.protocol.map":            {Status: Honoured}, // likewise, for the listeners in use
+	"early.start.listeners":                     defaultOnly(whyAuthorizer),
+	"socket.listen.backlog.size":                defaultOnly("the accept backlog is the operating system's (Go's net package sets it from somaxconn)"),
+	"socket.connection.setup.timeout.ms":        defaultOnly(whyOutbound),
+	"socket.connection.setup.timeout.max.ms":    defaultOnly(whyOutbound),
+	"connection.failed.authentication.delay.ms": defaultOnly(whySASL),
+	"connections.max.reauth.ms":                 defaultOnly(whySASL),
+	"queued.max.requests":                       defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
+	"queued.max.request.bytes":                  defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
+	"num.network.threads":                       defaultOnly(whyThreads),
+	"num.io.threads":                            defaultOnly(whyThreads),
+	"background.threads":                        defaultOnly(whyThreads),
+	"max.request.partition.size.limit":          defaultOnly("no request is limited in the partitions it may name"),
+
+	// Security.
+	"authorizer.class.name":                 defaultOnly(whyAuthorizer),
+	"sasl.enabled.mechanisms":               defaultOnly(whySASL),
+	"sasl.mechanism.inter.broker.protocol":  defaultOnly(whySASL),
+	"sasl.jaas.config":                      defaultOnly(whySASL),
+	"ssl.keystore.type":                     defaultOnly(whyTLS),
+	"ssl.keystore.location":                 defaultOnly(whyTLS),
+	"ssl.keystore.password":                 defaultOnly(whyTLS),
+	"ssl.key.password":                      defaultOnly(whyTLS),
+	"ssl.keystore.key":                      defaultOnly(whyTLS),
+	"ssl.keystore.certificate.chain":        defaultOnly(whyTLS),
+	"ssl.truststore.type":                   defaultOnly(whyTLS),
+	"ssl.truststore.location":               defaultOnly(whyTLS),
+	"ssl.truststore.password":               defaultOnly(whyTLS),
+	"ssl.truststore.certificates":           defaultOnly(whyTLS),
+	"ssl.client.auth":                       defaultOnly(whyTLS),
+	"ssl.protocol":                          defaultOnly(whyTLS),
+	"ssl.enabled.protocols":                 defaultOnly(whyTLS),
+	"ssl.cipher.suites":                     defaultOnly(whyTLS),
+	"ssl.endpoint.identification.algorithm": defaultOnly(whyTLS),
+
+	// Log manager.
+	"num.recovery.threads.per.data.dir":             defaultOnly("logs are recovered 2×GOMAXPROCS at a time, whatever the number of log directories"),
+	"log.flush.start.offset.checkpoint.interval.ms": defaultOnly("the log-start-offset checkpoint is written with the recovery-point checkpoint, every log.flush.offset.checkpoint.interval.ms"),
+	"log.message.format.version":                    {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
+	"log.dir.failure.timeout.ms":                    defaultOnly("log directory failures are not reported to the controller (no JBOD failure handling)"),
+	"log.initial.task.delay.ms":                     defaultOnly("the log manager's periodic tasks first run one interval after start-up"),
+	"create.topic.policy.class.name":                defaultOnly(whyPlugin),
+	"alter.config.policy.class.name":                defaultOnly(whyPlugin),
+	"remote.log.storage.system.enable":              defaultOnly(whyTiered),
+
+	// Log cleaner.
+	"log.cleaner.io.buffer.size": defaultOnly(whyCleanerBufs),
+
+	// Replication.
+	"replica.high.watermark.checkpoint.interval.ms":    defaultOnly("high watermarks are checkpointed with the recovery points, every log.flush.offset.checkpoint.interval.ms"),
+	"replica.selector.class":                           defaultOnly(whyPlugin + " (fetch from follower, KIP-392, is not supported yet)"),
+	"fetch.purgatory.purge.interval.requests":          defaultOnly(whyPurgatory),
+	"producer.purgatory.purge.interval.requests":       defaultOnly(whyPurgatory),
+	"delete.records.purgatory.purge.interval.requests": defaultOnly(whyPurgatory),
+	"controller.socket.timeout.ms":                     defaultOnly("the broker-to-controller channel keeps its own timeouts"),
+	"inter.broker.protocol.version":                    {Status: KafkaIgnores, Reason: "ignored in KRaft mode, where the controller manages metadata.version"},
+
+	"max.connections":                     {Status: Honoured, Dynamic: true},
+	"max.connections.per.ip":              {Status: Honoured, Dynamic: true},
+	"max.connections.per.ip.overrides":    {Status: Honoured, Dynamic: true},
+	"max.connection.creation.rate":        {Status: Honoured, Dynamic: true},
+	"leader.replication.throttled.rate":   {Status: Honoured, Dynamic: true},
+	"follower.replication.throttled.rate": {Status: Honoured, Dynamic: true},
+
+	// Groups.
+
+	// Transactions.
+	"transaction.state.log.num.partitions":                        defaultOnly(whyTxn),
+	"transaction.state.log.replication.factor":                    defaultOnly(whyTxn),
+	"transaction.state.log.min.isr":                               defaultOnly(whyTxn),
+	"transaction.state.log.segment.bytes":                         defaultOnly(whyTxn),
+	"transaction.state.log.load.buffer.size":                      defaultOnly(whyTxn),
+	"transaction.max.timeout.ms":                                  defaultOnly(whyTxn),
+	"transactional.id.expiration.ms":                              defaultOnly(whyTxn),
+	"transaction.abort.timed.out.transaction.cleanup.interval.ms": defaultOnly(whyTxn),
+	"transaction.remove.expired.transaction.cleanup.interval.ms":  defaultOnly(whyTxn),
+	"transaction.partition.verification.enable":                   defaultOnly(whyTxn),
+}
+
+// topicKeyStatus classifies the topic keys that are not honoured; every
+// other topic key is.
+var topicKeyStatus = map[string]Support{
+	"local.retention.bytes":        defaultOnly(whyTiered),
+	"local.retention.ms":           defaultOnly(whyTiered),
+	"remote.log.copy.disable":      defaultOnly(whyTiered),
+	"remote.log.delete.on.disable": defaultOnly(whyTiered),
+	"remote.storage.enable":        defaultOnly(whyTiered),
+	"message.format.version":       {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
+	"preallocate":                  defaultOnly("segment files are not preallocated"),
+}
+
+// methodReaders names the *Broker methods that resolve keys at run time
+// (with the dynamic layers) rather than through a field; the status test
+// counts a key as read when its method is called outside this package.
+var methodReaders = map[string][]string{
+	"ReplicationThrottledRates": {"leader.replication.throttled.rate", "follower.replication.throttled.rate"},
+	"ConnectionQuotas":          {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate"},
+}
+
+// unknownRefusal says why a key Vltava does not define is refused rather
+// than logged and skipped like other unknown keys: security and plugin
+// settings Kafka would act on (principal.builder.class, the ssl.*/sasl.*
+// family, authorizer and quota callbacks, metric reporters) must not be
+// silently dropped. "" for any other unknown key.
+func unknownRefusal(name string) string {
+	base := name
+	if rest, ok := strings.CutPrefix(name, "listener.name."); ok {
+		if _, after, ok := strings.Cut(rest, "."); ok {
+			base = after
+			// listener.name.<l>.<mechanism>.sasl.jaas.config and the like.
+			if i := strings.Index(base, ".sasl."); i >= 0 {
+				base = base[i+1:]
+			}
+		}
+	}
+	switch {
+	case strings.HasPrefix(base, "ssl."):
+		return whyTLS
+	case strings.HasPrefix(base, "sasl.") || strings.HasPrefix(base, "delegation.token."):
+		return whySASL
+	case strings.HasPrefix(base, "authorizer.") || base == "super.users" || base == "allow.everyone.if.no.acl.found":
+		return whyAuthorizer
+	case strings.HasSuffix(base, ".class") || strings.HasSuffix(base, ".class.name") || strings.HasSuffix(base, ".classes") ||
+		base == "metric.reporters" || base == "kafka.metrics.reporters" || base == "security.providers":
+		return whyPlugin
+	}
+	return ""
+}
+
+// BrokerSupport returns what Vltava does with a broker key; listener-prefixed
+// keys (listener.name.<l>.<key>) take their base key's status. A broker key
+// that provides a topic config's default shares that topic key's status.
+func BrokerSupport(name string) Support {
+	d := lookupBrokerDef(name)
+	if d == nil {
+		return Support{}
+	}
+	if s, ok := keyStatus[d.Name]; ok {
+		return s
+	}
+	if d.TopicSynonym != "" {
+		s := TopicSupport(d.TopicSynonym)
+		// The partition manager resolves topic configs against the
+		// dynamic broker configs, so log defaults apply at run time.
+		s.Dynamic = s.Status == Honoured
+		return s
+	}
+	return Support{Status: Honoured}
+}
+
+// TopicSupport returns what Vltava does with a topic key.
+func TopicSupport(name string) Support {
+	if _, ok := topicDefs[name]; !ok {
+		return Support{}
+	}
+	if s, ok := topicKeyStatus[name]; ok {
+		return s
+	}
+	return Support{Status: Honoured}
+}
+
+// isDefault reports whether raw is the key's default value (or, for a null
+// default, empty). Values are compared in Kafka's printed form, so " 8" and
+// "8", or "1.7976931348623157E308" and "1.7976931348623157e308", agree.
+func isDefault(d *Def, raw string) bool {
+	v := strings.TrimSpace(raw)
+	if !d.HasDefault {
+		return v == ""
+	}
+	if d.Type == List {
+		return strings.Join(splitList(v), ",") == strings.Join(splitList(d.Default), ",")
+	}
+	if d.Type == Boolean {
+		return parseBool(v) == parseBool(d.Default)
+	}
+	return canonical(d.Type, v) == canonical(d.Type, d.Default)
+}
+
+// refusal is the error for a key set to a value Vltava cannot honour.
+func refusal(key string, s Support) string {
+	return fmt.Sprintf("%s: %s; only its default is accepted", key, s.Reason)
+}
+
+// whyPerListener refuses listener-prefixed forms of keys Vltava applies
+// broker-wide only (Kafka reads e.g. listener.name.<l>.max.connections per
+// listener).
+const whyPerListener = "per-listener overrides (listener.name.<listener>.<key>) are not supported; set the broker-wide key"
+
+// checkBrokerSupport refuses, at start-up, every DefaultOnly broker key set to
+// anything but its default, and listener-prefixed forms of honoured keys.
+func checkBrokerSupport(props map[string]string) []error {
+	var errs []error
+	for _, k := range sortedNames(props) {
+		if msg := unsupportedBrokerValue(k, props[k]); msg != "" {
+			errs = append(errs, &Error{Code: kerr.InvalidConfig, Message: msg})
+		}
+	}
+	return errs
+}
+
+// unsupportedBrokerValue returns why key=value cannot be honoured, or "".
+func unsupportedBrokerValue(key, value string) string {
+	d := lookupBrokerDef(key)
+	if d == nil {
+		return ""
+	}
+	s := BrokerSupport(key)
+	if _, prefixed := listenerBase(key); prefixed && s.Status == Honoured {
+		return fmt.Sprintf("%s: %s", key, whyPerListener)
+	}
+	if s.Status == DefaultOnly && !isDefault(d, value) {
+		return refusal(key, s)
+	}
+	return ""
+}
+
+// checkTopicSupport refuses topic overrides Vltava cannot honour, with the
+// INVALID_CONFIG Kafka returns for a config it rejects.
+func checkTopicSupport(overrides map[string]string) error {
+	for _, k := range sortedNames(overrides) {
+		d := topicDefs[k]
+		if s := TopicSupport(k); d != nil && s.Status == DefaultOnly && !isDefault(d, overrides[k]) {
+			return &Error{Code: kerr.InvalidConfig, Message: refusal(k, s)}
+		}
+	}
+	return nil
+}
+
+// checkDynamicSupport refuses dynamic broker config changes Vltava would
+// store but not apply: DefaultOnly keys set to another value, and keys
+// Kafka can change at run time but Vltava reads only at start-up.
+func checkDynamicSupport(changes map[string]string) error {
+	var notApplied []string
+	for _, k := range sortedNames(changes) {
+		if msg := unsupportedBrokerValue(k, changes[k]); msg != "" {
+			return &Error{Code: kerr.InvalidConfig, Message: msg}
+		}
+		if lookupBrokerDef(k) == nil {
+			continue
+		}
+		s := BrokerSupport(k)
+		if s.Status == Honoured && !s.Dynamic {
+			notApplied = append(notApplied, k)
+		}
+	}
+	if len(notApplied) > 0 {
+		return &Error{Code: kerr.InvalidConfig, Message: "Vltava reads these configs only at start-up; set them in server.properties and restart: " + setString(notApplied)}
+	}
+	return nil
+}
