@@ -21,8 +21,10 @@ import (
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/controller"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -34,7 +36,7 @@ type Broker struct {
 	clusterID  string
 	log        *slog.Logger
 	meta       metadata.Log
-	controller *metadata.Controller
+	controller *rules.Controller
 	partitions *partition.Manager
 	// groups is the group coordinator; nil on a broker assembled
 	// without one (group APIs then answer COORDINATOR_NOT_AVAILABLE).
@@ -67,7 +69,7 @@ type Options struct {
 	Config     *config.Broker
 	ClusterID  string
 	Meta       metadata.Log
-	Controller *metadata.Controller
+	Controller *rules.Controller
 	Partitions *partition.Manager
 	Groups     *group.Coordinator
 	// Channel, Active and Quorum are the cluster's control plane (see the
@@ -81,9 +83,9 @@ type Options struct {
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it;
-// *metadata.RaftLog implements it.
+// *quorum.RaftLog implements it.
 type Quorum interface {
-	QuorumState() (metadata.QuorumState, error)
+	QuorumState() (quorum.QuorumState, error)
 	IsLeader() bool
 	LeaderID() (int32, bool)
 }
@@ -174,7 +176,7 @@ var controllerAPIs = map[int16]bool{
 // on the quorum port: it serves only controllerAPIs (ApiVersions lists only
 // those) and answers at once, without waiting for this node's broker side
 // to be unfenced, since the controller answers the brokers' registrations.
-// Only Vltava brokers reach that port (it takes metadata.ControllerRPCByte
+// Only Vltava brokers reach that port (it takes quorum.ControllerRPCByte
 // first) and they send every request with controller.ForwardClientID, so
 // admin requests are answered here rather than forwarded again. On a
 // controller-only node the Broker is assembled without partitions and

@@ -12,7 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -24,9 +24,9 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *server.Request) 
 	}
 	req := r.Body.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	specs := make([]metadata.CreatePartitionsSpec, 0, len(req.Topics))
+	specs := make([]rules.CreatePartitionsSpec, 0, len(req.Topics))
 	for _, t := range req.Topics {
-		spec := metadata.CreatePartitionsSpec{Name: t.Topic, Count: t.Count}
+		spec := rules.CreatePartitionsSpec{Name: t.Topic, Count: t.Count}
 		for _, a := range t.Assignment {
 			spec.Assignment = append(spec.Assignment, a.Replicas)
 		}

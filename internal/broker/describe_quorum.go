@@ -5,7 +5,7 @@ package broker
 // and each voter's and observer's log end offset and fetch times. Kafka
 // answers it on the quorum leader; brokers forward it there, and a node that
 // is not the leader answers the partition with NOT_LEADER_OR_FOLLOWER.
-// Offsets are raft log indexes (see metadata.QuorumState).
+// Offsets are raft log indexes (see quorum.QuorumState).
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/controller"
-	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -65,7 +65,7 @@ func (b *Broker) handleDescribeQuorum(ctx context.Context, r *server.Request) (k
 	return resp, nil
 }
 
-func replicaState(s metadata.ReplicaState) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+func replicaState(s quorum.ReplicaState) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 	rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 	rs.ReplicaID, rs.LogEndOffset = s.ID, s.LogEndOffset
 	rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = s.LastFetchTimestamp, s.LastCaughtUpTimestamp

@@ -14,7 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 )
 
@@ -46,10 +48,10 @@ type ClientOptions struct {
 	// broker-only node; when this node leads the quorum, calls go to them
 	// directly.
 	Active     *Active
-	Controller *metadata.Controller
+	Controller *rules.Controller
 	// Voters is controller.quorum.voters: node id -> host:port. Every
 	// controller serves its Kafka-protocol controller APIs on that
-	// address, behind metadata.ControllerRPCByte, so the active controller
+	// address, behind quorum.ControllerRPCByte, so the active controller
 	// is found from the quorum alone, never from the metadata image (a
 	// dedicated controller registers no endpoint there, and a restarted
 	// broker's image may lag for seconds).
@@ -149,7 +151,7 @@ func (c *Client) controllerConn(tried map[string]bool) (*rpcConn, error) {
 	}
 	cn, ok := c.mu.conns[addr]
 	if !ok {
-		cn = newRPCConn(addr, ForwardClientID, metadata.ControllerRPCByte)
+		cn = newRPCConn(addr, ForwardClientID, quorum.ControllerRPCByte)
 		c.mu.conns[addr] = cn
 	}
 	return cn, nil
@@ -211,8 +213,8 @@ func codeErr(code int16, msg *string) error {
 }
 
 // Register sends this broker's registration.
-func (c *Client) Register(ctx context.Context, reg metadata.Registration) (metadata.RegistrationResult, error) {
-	var res metadata.RegistrationResult
+func (c *Client) Register(ctx context.Context, reg rules.Registration) (rules.RegistrationResult, error) {
+	var res rules.RegistrationResult
 	req := kmsg.NewPtrBrokerRegistrationRequest()
 	req.SetVersion(brokerRegistrationVersion)
 	req.BrokerID = reg.BrokerID
@@ -236,7 +238,7 @@ func (c *Client) Register(ctx context.Context, reg metadata.Registration) (metad
 		if err := codeErr(resp.ErrorCode, nil); err != nil {
 			return err
 		}
-		res = metadata.RegistrationResult{BrokerEpoch: resp.BrokerEpoch}
+		res = rules.RegistrationResult{BrokerEpoch: resp.BrokerEpoch}
 		return nil
 	})
 	return res, err
@@ -269,7 +271,7 @@ func (c *Client) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatResult, 
 // ISR change and returns the controller's verdict for it (nil when
 // accepted; the new state arrives with the next metadata image).
 func (c *Client) AlterPartition(ctx context.Context, ch partition.ISRChange) error {
-	item := metadata.AlterPartitionItem{
+	item := rules.AlterPartitionItem{
 		TopicID: metadata.Uuid(ch.TopicID), Partition: ch.Partition,
 		LeaderEpoch: ch.LeaderEpoch, PartitionEpoch: ch.PartitionEpoch, NewISR: ch.NewISR,
 	}
@@ -289,7 +291,7 @@ func (c *Client) AlterPartition(ctx context.Context, ch partition.ISRChange) err
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	return c.call(ctx, func() error {
-		res, err := c.o.Controller.AlterPartition(ctx, c.o.NodeID, epoch, []metadata.AlterPartitionItem{item})
+		res, err := c.o.Controller.AlterPartition(ctx, c.o.NodeID, epoch, []rules.AlterPartitionItem{item})
 		if err != nil {
 			return err
 		}
@@ -317,8 +319,8 @@ func (c *Client) AllocateProducerIDs(ctx context.Context) (first int64, count in
 	req.BrokerID, req.BrokerEpoch = c.o.NodeID, epoch
 	err = c.call(ctx, func() error {
 		var err error
-		first, err = c.o.Controller.AllocateProducerIDs(ctx, c.o.NodeID, metadata.ProducerIDBlockSize)
-		count = metadata.ProducerIDBlockSize
+		first, err = c.o.Controller.AllocateProducerIDs(ctx, c.o.NodeID, rules.ProducerIDBlockSize)
+		count = rules.ProducerIDBlockSize
 		return err
 	}, req, func(r kmsg.Response) error {
 		resp := r.(*kmsg.AllocateProducerIDsResponse)

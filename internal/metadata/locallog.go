@@ -161,7 +161,7 @@ func (l *LocalLog) replay(f *os.File, img *Image) (*Image, int64, error) {
 	}
 	pos := 0
 	for pos < len(buf) {
-		payload, size, err := nextFrame(buf[pos:])
+		payload, size, err := NextFrame(buf[pos:])
 		if err != nil {
 			break
 		}
@@ -224,7 +224,7 @@ func (l *LocalLog) Commit(ctx context.Context, recs []Record) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.appendLocked(appendFrame(nil, payload)); err != nil {
+	if err := l.appendLocked(AppendFrame(nil, payload)); err != nil {
 		return nil, err
 	}
 	l.pub.Publish(next)

@@ -10,7 +10,7 @@
 //
 // process.roles picks the parts: a controller (a raft voter) runs the
 // controller duties and serves the controller APIs on its quorum port
-// (controller.quorum.voters host:port, behind metadata.ControllerRPCByte),
+// (controller.quorum.voters host:port, behind quorum.ControllerRPCByte),
 // where brokers reach it; a broker runs the partitions, the group
 // coordinator, the client listeners and the lifecycle. A dedicated
 // controller (process.roles=controller) is not a broker: it never
@@ -34,8 +34,10 @@ import (
 	"github.com/vltava/vltava/internal/broker"
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/controller"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/replication"
 	"github.com/vltava/vltava/internal/server"
@@ -48,8 +50,8 @@ import (
 type Node struct {
 	cfg        *config.Broker
 	log        *slog.Logger
-	meta       *metadata.RaftLog
-	controller *metadata.Controller
+	meta       *quorum.RaftLog
+	controller *rules.Controller
 	active     *controller.Active // nil on broker-only nodes
 	channel    *controller.Client
 	lifecycle  *controller.Lifecycle
@@ -100,7 +102,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	if n.meta, err = openQuorum(cfg, log.With("component", "metadata")); err != nil {
 		return nil, fmt.Errorf("opening metadata quorum: %w", err)
 	}
-	n.controller = metadata.NewController(n.meta, metadata.ControllerConfig{
+	n.controller = rules.NewController(n.meta, rules.ControllerConfig{
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
@@ -238,7 +240,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	// carry their real ports, and so this node, if it is the controller,
 	// can answer the other brokers).
 	n.lifecycle = controller.StartLifecycle(controller.LifecycleOptions{
-		Registration: metadata.Registration{
+		Registration: rules.Registration{
 			BrokerID: cfg.NodeID, IncarnationID: metadata.NewUuid(),
 			Endpoints: n.endpoints(), Rack: cfg.BrokerRack,
 		},
@@ -364,8 +366,8 @@ func quorumVoters(cfg *config.Broker) map[int32]string {
 // voters are configured. Raft listens on the controller listener's address
 // (controller.listener.names in listeners), else on the voter address; a
 // broker-only node listens next to its advertised host on an ephemeral port.
-func openQuorum(cfg *config.Broker, log *slog.Logger) (*metadata.RaftLog, error) {
-	rc := metadata.RaftConfig{
+func openQuorum(cfg *config.Broker, log *slog.Logger) (*quorum.RaftLog, error) {
+	rc := quorum.RaftConfig{
 		NodeID: cfg.NodeID,
 		Dir:    filepath.Join(cfg.MetadataLogDir, metadata.MetadataPartitionDir),
 		Voter:  isController(cfg),
@@ -407,13 +409,13 @@ func openQuorum(cfg *config.Broker, log *slog.Logger) (*metadata.RaftLog, error)
 		}
 		electionTimeout(cfg, &rc)
 	}
-	return metadata.OpenRaftLog(rc)
+	return quorum.OpenRaftLog(rc)
 }
 
 // electionTimeout applies controller.quorum.election.timeout.ms to raft's
 // heartbeat and election timeouts (raft's own knobs; Kafka's fetch timeout
 // plays the heartbeat timeout's role).
-func electionTimeout(cfg *config.Broker, rc *metadata.RaftConfig) {
+func electionTimeout(cfg *config.Broker, rc *quorum.RaftConfig) {
 	ms := 1000
 	if v, _, ok := cfg.Value("controller.quorum.election.timeout.ms"); ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
@@ -498,7 +500,7 @@ func (n *Node) ClusterID() string {
 func (n *Node) NodeID() int32 { return n.cfg.NodeID }
 
 // Metadata is the node's metadata log (its image and quorum state).
-func (n *Node) Metadata() *metadata.RaftLog { return n.meta }
+func (n *Node) Metadata() *quorum.RaftLog { return n.meta }
 
 // IsActiveController reports whether this node currently runs the
 // controller duties.

@@ -1,9 +1,10 @@
-package metadata
+package quorum
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vltava/vltava/internal/metadata"
 	"log/slog"
 	"maps"
 	"net"
@@ -89,7 +90,7 @@ type RaftLog struct {
 	logger        *slog.Logger
 	advertiseAddr string
 
-	pub       *Publisher
+	pub       *metadata.Publisher
 	store     *raftStore
 	stream    *raftStreamLayer
 	transport *trackingTransport
@@ -114,7 +115,7 @@ type RaftLog struct {
 	obsDone   chan struct{} // closed when watchLeadership exits
 }
 
-var _ Log = (*RaftLog)(nil)
+var _ metadata.Log = (*RaftLog)(nil)
 
 func (c *RaftConfig) setDefaults() error {
 	if c.NodeID < 0 {
@@ -249,7 +250,7 @@ func OpenRaftLog(cfg RaftConfig) (*RaftLog, error) {
 		return 0
 	}
 
-	l.pub = NewPublisher(EmptyImage())
+	l.pub = metadata.NewPublisher(metadata.EmptyImage())
 	cleanup = append(cleanup, l.pub.Close)
 	rc := cfg.raftConfig(hlog)
 
@@ -333,11 +334,11 @@ func (l *RaftLog) watchLeadership(ch chan raft.Observation) {
 func (l *RaftLog) ControllerListener() net.Listener { return l.stream.controller }
 
 // Image implements Log.
-func (l *RaftLog) Image() *Image { return l.pub.Image() }
+func (l *RaftLog) Image() *metadata.Image { return l.pub.Image() }
 
 // Subscribe implements Log. Subscribers see every applied batch and every
 // snapshot restore, in order.
-func (l *RaftLog) Subscribe(fn func(old, new *Image)) { l.pub.Subscribe(fn) }
+func (l *RaftLog) Subscribe(fn func(old, new *metadata.Image)) { l.pub.Subscribe(fn) }
 
 // IsLeader reports whether this node is the raft leader (the active
 // controller).
@@ -393,7 +394,7 @@ func (l *RaftLog) raftError(err error) error {
 		// when the controller resigns mid-operation, and clients retry.
 		return fmt.Errorf("%w: leadership lost while committing: outcome unknown", kerr.NotController)
 	case errors.Is(err, raft.ErrRaftShutdown):
-		return ErrLogClosed
+		return metadata.ErrLogClosed
 	case errors.Is(err, raft.ErrEnqueueTimeout):
 		return fmt.Errorf("%w: metadata quorum busy: %v", kerr.RequestTimedOut, err)
 	}
@@ -429,7 +430,7 @@ func waitRaft(ctx context.Context, f raft.Future) error {
 // returns once this node's FSM has applied it. On any other node it fails
 // with an error wrapping kerr.NotController. If ctx ends first the error
 // wraps kerr.RequestTimedOut and the batch may still commit later.
-func (l *RaftLog) Commit(ctx context.Context, recs []Record) (*Image, error) {
+func (l *RaftLog) Commit(ctx context.Context, recs []metadata.Record) (*metadata.Image, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%w: empty metadata batch", kerr.InvalidRequest)
 	}
@@ -438,7 +439,7 @@ func (l *RaftLog) Commit(ctx context.Context, recs []Record) (*Image, error) {
 	}
 	select {
 	case <-l.closing:
-		return nil, ErrLogClosed
+		return nil, metadata.ErrLogClosed
 	default:
 	}
 	if !l.IsLeader() {
@@ -466,7 +467,7 @@ func (l *RaftLog) Commit(ctx context.Context, recs []Record) (*Image, error) {
 	if _, err := cur.Apply(offset, recs); err != nil {
 		return nil, err
 	}
-	payload, err := EncodeBatch(offset, recs)
+	payload, err := metadata.EncodeBatch(offset, recs)
 	if err != nil {
 		return nil, err
 	}

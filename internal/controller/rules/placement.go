@@ -1,6 +1,7 @@
-package metadata
+package rules
 
 import (
+	"github.com/vltava/vltava/internal/metadata"
 	"math/rand/v2"
 	"slices"
 )
@@ -91,7 +92,7 @@ func rackAlternated(racks map[string][]int32) []int32 {
 }
 
 // rackLookup returns the rack of each registered broker of img ("" if none).
-func rackLookup(img *Image) func(int32) string {
+func rackLookup(img *metadata.Image) func(int32) string {
 	return func(id int32) string {
 		b, _ := img.Broker(id)
 		return b.Rack

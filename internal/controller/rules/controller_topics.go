@@ -1,8 +1,9 @@
-package metadata
+package rules
 
 import (
 	"context"
 	"fmt"
+	"github.com/vltava/vltava/internal/metadata"
 	"maps"
 	"slices"
 	"strings"
@@ -31,7 +32,7 @@ type CreateTopic struct {
 // nil or wraps a *kerr.Error.
 type CreateTopicResult struct {
 	Name              string
-	TopicID           Uuid
+	TopicID           metadata.Uuid
 	NumPartitions     int32
 	ReplicationFactor int16
 	Configs           map[string]string
@@ -54,7 +55,7 @@ func (c *Controller) CreateTopics(ctx context.Context, topics []CreateTopic, val
 	// Names created earlier in this request also collide (Kafka checks the
 	// request's topics against each other too).
 	created := map[string]string{} // unified name -> name
-	var recs []Record
+	var recs []metadata.Record
 	var ok []int
 	for i, t := range topics {
 		results[i].Name = t.Name
@@ -68,7 +69,7 @@ func (c *Controller) CreateTopics(ctx context.Context, topics []CreateTopic, val
 			continue
 		}
 		results[i] = res
-		created[unifyCollisionChars(t.Name)] = t.Name
+		created[metadata.UnifyCollisionChars(t.Name)] = t.Name
 		recs = append(recs, topicRecs...)
 		ok = append(ok, i)
 	}
@@ -78,7 +79,7 @@ func (c *Controller) CreateTopics(ctx context.Context, topics []CreateTopic, val
 	if _, err := c.log.Commit(ctx, recs); err != nil {
 		for _, i := range ok {
 			results[i].Err = err
-			results[i].TopicID = ZeroUuid
+			results[i].TopicID = metadata.ZeroUuid
 		}
 		return results
 	}
@@ -89,9 +90,9 @@ func (c *Controller) CreateTopics(ctx context.Context, topics []CreateTopic, val
 }
 
 // planTopicLocked validates one topic and returns its records.
-func (c *Controller) planTopicLocked(img *Image, live []int32, created map[string]string, t CreateTopic) ([]Record, CreateTopicResult, error) {
+func (c *Controller) planTopicLocked(img *metadata.Image, live []int32, created map[string]string, t CreateTopic) ([]metadata.Record, CreateTopicResult, error) {
 	res := CreateTopicResult{Name: t.Name}
-	if err := ValidateTopicName(t.Name); err != nil {
+	if err := metadata.ValidateTopicName(t.Name); err != nil {
 		return nil, res, err
 	}
 	if _, exists := img.Topic(t.Name); exists {
@@ -140,15 +141,15 @@ func (c *Controller) planTopicLocked(img *Image, live []int32, created map[strin
 		return nil, res, err
 	}
 
-	id := NewUuid()
+	id := metadata.NewUuid()
 	for _, exists := img.TopicByID(id); exists; _, exists = img.TopicByID(id) {
-		id = NewUuid()
+		id = metadata.NewUuid()
 	}
-	recs := make([]Record, 0, 1+len(configs)+len(assignment))
-	recs = append(recs, &TopicRecord{Name: t.Name, TopicID: id})
-	recs = appendConfigRecords(recs, ConfigResourceTopic, t.Name, configs)
+	recs := make([]metadata.Record, 0, 1+len(configs)+len(assignment))
+	recs = append(recs, &metadata.TopicRecord{Name: t.Name, TopicID: id})
+	recs = metadata.AppendConfigRecords(recs, metadata.ConfigResourceTopic, t.Name, configs)
 	for p, replicas := range assignment {
-		recs = append(recs, &PartitionRecord{
+		recs = append(recs, &metadata.PartitionRecord{
 			TopicID: id, Partition: int32(p), Replicas: replicas, ISR: slices.Clone(replicas),
 			Leader: replicas[0], LeaderEpoch: 0, PartitionEpoch: 0,
 		})
@@ -162,8 +163,8 @@ func (c *Controller) planTopicLocked(img *Image, live []int32, created map[strin
 
 // collisionLocked finds an existing (or earlier in this request) topic whose
 // name differs from name only by '.' versus '_'.
-func (c *Controller) collisionLocked(img *Image, created map[string]string, name string) (string, bool) {
-	unified := unifyCollisionChars(name)
+func (c *Controller) collisionLocked(img *metadata.Image, created map[string]string, name string) (string, bool) {
+	unified := metadata.UnifyCollisionChars(name)
 	if other, ok := created[unified]; ok {
 		return other, true
 	}
@@ -174,7 +175,7 @@ func (c *Controller) collisionLocked(img *Image, created map[string]string, name
 	// characters except at '.'/'_' positions; checking every variant would
 	// be exponential, so scan (creates are rare; the image is in memory).
 	for _, t := range img.Topics() {
-		if len(t.Name) == len(name) && t.Name != name && unifyCollisionChars(t.Name) == unified {
+		if len(t.Name) == len(name) && t.Name != name && metadata.UnifyCollisionChars(t.Name) == unified {
 			return t.Name, true
 		}
 	}
@@ -252,15 +253,15 @@ func checkReplicaLists(lists [][]int32, rf int, live []int32) error {
 // request order. Err is nil or wraps a *kerr.Error.
 type DeleteTopicResult struct {
 	Name    string
-	TopicID Uuid
+	TopicID metadata.Uuid
 	Err     error
 }
 
 // DeleteTopics deletes topics by name and by id in one batch. Like KRaft,
 // internal topics are not protected; only delete.topic.enable=false refuses.
-func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids []Uuid) []DeleteTopicResult {
+func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids []metadata.Uuid) []DeleteTopicResult {
 	results := make([]DeleteTopicResult, 0, len(names)+len(ids))
-	nameCount, idCount := map[string]int{}, map[Uuid]int{}
+	nameCount, idCount := map[string]int{}, map[metadata.Uuid]int{}
 	for _, n := range names {
 		nameCount[n]++
 	}
@@ -270,10 +271,10 @@ func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids []Uui
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	img := c.log.Image()
-	var recs []Record
-	removing := map[Uuid]bool{}
+	var recs []metadata.Record
+	removing := map[metadata.Uuid]bool{}
 	var ok []int
-	resolve := func(res DeleteTopicResult, t *TopicImage, found, duplicate bool, unknown *kerr.Error, dupWhat string) {
+	resolve := func(res DeleteTopicResult, t *metadata.TopicImage, found, duplicate bool, unknown *kerr.Error, dupWhat string) {
 		switch {
 		case duplicate:
 			res.Err = fmt.Errorf("%w: Duplicate topic %s.", kerr.InvalidRequest, dupWhat)
@@ -289,7 +290,7 @@ func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids []Uui
 			res.Name, res.TopicID = t.Name, t.ID
 			if !removing[t.ID] {
 				removing[t.ID] = true
-				recs = append(recs, &RemoveTopicRecord{TopicID: t.ID})
+				recs = append(recs, &metadata.RemoveTopicRecord{TopicID: t.ID})
 			}
 			ok = append(ok, len(results))
 		}
@@ -345,7 +346,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, reqs []CreatePartitio
 	defer c.mu.Unlock()
 	img := c.log.Image()
 	live := c.liveBrokersLocked(img)
-	var recs []Record
+	var recs []metadata.Record
 	var ok []int
 	for i, r := range reqs {
 		results[i].Name = r.Name
@@ -372,7 +373,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, reqs []CreatePartitio
 	return results
 }
 
-func (c *Controller) planPartitionsLocked(img *Image, live []int32, r CreatePartitionsSpec) ([]Record, error) {
+func (c *Controller) planPartitionsLocked(img *metadata.Image, live []int32, r CreatePartitionsSpec) ([]metadata.Record, error) {
 	t, found := img.Topic(r.Name)
 	if !found {
 		return nil, fmt.Errorf("%w: Topic '%s' does not exist.", kerr.UnknownTopicOrPartition, r.Name)
@@ -404,10 +405,10 @@ func (c *Controller) planPartitionsLocked(img *Image, live []int32, r CreatePart
 		}
 		assignment = placeReplicas(live, rackLookup(img), current, add, rf, c.mu.rng)
 	}
-	recs := make([]Record, 0, len(assignment))
+	recs := make([]metadata.Record, 0, len(assignment))
 	for i, replicas := range assignment {
 		replicas = slices.Clone(replicas)
-		recs = append(recs, &PartitionRecord{
+		recs = append(recs, &metadata.PartitionRecord{
 			TopicID: t.ID, Partition: current + int32(i), Replicas: replicas, ISR: slices.Clone(replicas),
 			Leader: replicas[0],
 		})

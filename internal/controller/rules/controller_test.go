@@ -1,9 +1,10 @@
-package metadata
+package rules
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vltava/vltava/internal/metadata"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -16,17 +17,17 @@ import (
 
 // newTestController opens a LocalLog in a temp dir and registers brokers
 // 0..brokers-1.
-func newTestController(t *testing.T, brokers int, cfg ControllerConfig) (*Controller, *LocalLog) {
+func newTestController(t *testing.T, brokers int, cfg ControllerConfig) (*Controller, *metadata.LocalLog) {
 	t.Helper()
-	l := openTestLog(t, t.TempDir(), LocalLogOptions{})
+	l := openTestLog(t, t.TempDir(), metadata.LocalLogOptions{})
 	t.Cleanup(func() { l.Close() })
 	if cfg.Rand == nil {
 		cfg.Rand = rand.New(rand.NewPCG(1, 2))
 	}
 	c := NewController(l, cfg)
 	for id := range brokers {
-		reg := RegisterBrokerRecord{BrokerID: int32(id), IncarnationID: NewUuid(),
-			Endpoints: []Endpoint{{Name: "PLAINTEXT", Host: "localhost", Port: int32(9092 + id)}}}
+		reg := metadata.RegisterBrokerRecord{BrokerID: int32(id), IncarnationID: metadata.NewUuid(),
+			Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "localhost", Port: int32(9092 + id)}}}
 		if err := c.RegisterBroker(context.Background(), reg); err != nil {
 			t.Fatal(err)
 		}
@@ -105,9 +106,9 @@ func TestCreateTopicsRules(t *testing.T) {
 		{name: "assignment uneven replication", topic: CreateTopic{Name: "m", NumPartitions: -1, ReplicationFactor: -1,
 			Assignment: map[int32][]int32{0: {0, 1}, 1: {2}}}, want: kerr.InvalidReplicaAssignment},
 		{name: "valid config", topic: CreateTopic{Name: "c", NumPartitions: 1, ReplicationFactor: 1,
-			Configs: map[string]*string{"retention.ms": StringPtr("100")}}},
+			Configs: map[string]*string{"retention.ms": metadata.StringPtr("100")}}},
 		{name: "config rejected by hook", topic: CreateTopic{Name: "c", NumPartitions: 1, ReplicationFactor: 1,
-			Configs: map[string]*string{"retention.ms": StringPtr("soon")}}, want: kerr.InvalidConfig},
+			Configs: map[string]*string{"retention.ms": metadata.StringPtr("soon")}}, want: kerr.InvalidConfig},
 		{name: "null config value", topic: CreateTopic{Name: "c", NumPartitions: 1, ReplicationFactor: 1,
 			Configs: map[string]*string{"retention.ms": nil}}, want: kerr.InvalidConfig},
 	} {
@@ -234,9 +235,9 @@ func TestCreateTopicsConcurrentSameNameOneWins(t *testing.T) {
 
 func TestTopicIDStableAcrossReopen(t *testing.T) {
 	dir := t.TempDir()
-	l := openTestLog(t, dir, LocalLogOptions{SnapshotEveryRecords: 5})
+	l := openTestLog(t, dir, metadata.LocalLogOptions{SnapshotEveryRecords: 5})
 	c := NewController(l, ControllerConfig{LiveBrokers: func() []int32 { return []int32{0} }})
-	ids := map[string]Uuid{}
+	ids := map[string]metadata.Uuid{}
 	for i := range 4 {
 		name := fmt.Sprintf("t%d", i)
 		res := createOne(t, c, CreateTopic{Name: name, NumPartitions: 2, ReplicationFactor: 1})
@@ -244,7 +245,7 @@ func TestTopicIDStableAcrossReopen(t *testing.T) {
 		ids[name] = res.TopicID
 	}
 	l.Close()
-	l2 := openTestLog(t, dir, LocalLogOptions{})
+	l2 := openTestLog(t, dir, metadata.LocalLogOptions{})
 	defer l2.Close()
 	for name, id := range ids {
 		if got := mustTopic(t, l2.Image(), name).ID; got != id {
@@ -276,27 +277,27 @@ func TestDeleteTopics(t *testing.T) {
 		name     string
 		disabled bool
 		names    []string
-		ids      func(img *Image) []Uuid
+		ids      func(img *metadata.Image) []metadata.Uuid
 		want     []*kerr.Error
 		left     []string
 	}{
 		{name: "by name", names: []string{"a"}, want: []*kerr.Error{nil}, left: []string{"__consumer_offsets", "b"}},
-		{name: "by id", ids: func(img *Image) []Uuid { return []Uuid{mustTopicNoT(img, "b").ID} },
+		{name: "by id", ids: func(img *metadata.Image) []metadata.Uuid { return []metadata.Uuid{mustTopicNoT(img, "b").ID} },
 			want: []*kerr.Error{nil}, left: []string{"__consumer_offsets", "a"}},
-		{name: "internal topic deletable as in KRaft", names: []string{ConsumerOffsetsTopic}, want: []*kerr.Error{nil}, left: []string{"a", "b"}},
+		{name: "internal topic deletable as in KRaft", names: []string{metadata.ConsumerOffsetsTopic}, want: []*kerr.Error{nil}, left: []string{"a", "b"}},
 		{name: "unknown name", names: []string{"zz", "a"}, want: []*kerr.Error{kerr.UnknownTopicOrPartition, nil}, left: []string{"__consumer_offsets", "b"}},
-		{name: "unknown id", ids: func(*Image) []Uuid { return []Uuid{NewUuid()} }, want: []*kerr.Error{kerr.UnknownTopicID}, left: []string{"__consumer_offsets", "a", "b"}},
+		{name: "unknown id", ids: func(*metadata.Image) []metadata.Uuid { return []metadata.Uuid{metadata.NewUuid()} }, want: []*kerr.Error{kerr.UnknownTopicID}, left: []string{"__consumer_offsets", "a", "b"}},
 		{name: "duplicate name", names: []string{"a", "a"}, want: []*kerr.Error{kerr.InvalidRequest, kerr.InvalidRequest}, left: []string{"__consumer_offsets", "a", "b"}},
-		{name: "same topic by name and id", names: []string{"a"}, ids: func(img *Image) []Uuid { return []Uuid{mustTopicNoT(img, "a").ID} },
+		{name: "same topic by name and id", names: []string{"a"}, ids: func(img *metadata.Image) []metadata.Uuid { return []metadata.Uuid{mustTopicNoT(img, "a").ID} },
 			want: []*kerr.Error{nil, nil}, left: []string{"__consumer_offsets", "b"}},
 		{name: "deletion disabled", disabled: true, names: []string{"a"}, want: []*kerr.Error{kerr.TopicDeletionDisabled}, left: []string{"__consumer_offsets", "a", "b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := newTestController(t, 1, ControllerConfig{DeleteTopicDisabled: tc.disabled})
-			for _, n := range []string{"a", "b", ConsumerOffsetsTopic} {
+			for _, n := range []string{"a", "b", metadata.ConsumerOffsetsTopic} {
 				wantKafkaError(t, createOne(t, c, CreateTopic{Name: n, NumPartitions: 1, ReplicationFactor: 1}).Err, nil)
 			}
-			var ids []Uuid
+			var ids []metadata.Uuid
 			if tc.ids != nil {
 				ids = tc.ids(c.Image())
 			}
@@ -306,7 +307,7 @@ func TestDeleteTopics(t *testing.T) {
 			}
 			for i, w := range tc.want {
 				wantKafkaError(t, res[i].Err, w)
-				if w == nil && (res[i].Name == "" || res[i].TopicID == ZeroUuid) {
+				if w == nil && (res[i].Name == "" || res[i].TopicID == metadata.ZeroUuid) {
 					t.Fatalf("result %d lacks name or id: %+v", i, res[i])
 				}
 			}
@@ -321,7 +322,7 @@ func TestDeleteTopics(t *testing.T) {
 	}
 }
 
-func mustTopicNoT(img *Image, name string) *TopicImage {
+func mustTopicNoT(img *metadata.Image, name string) *metadata.TopicImage {
 	top, ok := img.Topic(name)
 	if !ok {
 		panic("no topic " + name)
@@ -403,19 +404,19 @@ func TestAlterConfigs(t *testing.T) {
 	createOne(t, c, CreateTopic{Name: "t", NumPartitions: 1, ReplicationFactor: 1})
 	ctx := context.Background()
 	topic := func(name string, v *string) ConfigChange {
-		return ConfigChange{ResourceType: ConfigResourceTopic, ResourceName: "t", Name: name, Value: v}
+		return ConfigChange{ResourceType: metadata.ConfigResourceTopic, ResourceName: "t", Name: name, Value: v}
 	}
 
-	wantKafkaError(t, c.AlterConfigs(ctx, []ConfigChange{topic("retention.ms", StringPtr("5")), topic("cleanup.policy", StringPtr("compact"))}, false), nil)
+	wantKafkaError(t, c.AlterConfigs(ctx, []ConfigChange{topic("retention.ms", metadata.StringPtr("5")), topic("cleanup.policy", metadata.StringPtr("compact"))}, false), nil)
 	if got := c.Image().TopicConfig("t"); !reflect.DeepEqual(got, map[string]string{"retention.ms": "5", "cleanup.policy": "compact"}) {
 		t.Fatalf("config %v", got)
 	}
 	offset := c.Image().Offset()
-	wantKafkaError(t, c.AlterConfigs(ctx, []ConfigChange{topic("retention.ms", StringPtr("5"))}, false), nil)
+	wantKafkaError(t, c.AlterConfigs(ctx, []ConfigChange{topic("retention.ms", metadata.StringPtr("5"))}, false), nil)
 	if c.Image().Offset() != offset {
 		t.Fatal("no-op change wrote a record")
 	}
-	wantKafkaError(t, c.AlterConfigs(ctx, []ConfigChange{topic("retention.ms", StringPtr("7"))}, true), nil)
+	wantKafkaError(t, c.AlterConfigs(ctx, []ConfigChange{topic("retention.ms", metadata.StringPtr("7"))}, true), nil)
 	if c.Image().TopicConfig("t")["retention.ms"] != "5" {
 		t.Fatal("validate-only changed the config")
 	}
@@ -429,12 +430,12 @@ func TestAlterConfigs(t *testing.T) {
 		changes []ConfigChange
 		want    *kerr.Error
 	}{
-		{"hook rejects", []ConfigChange{topic("cleanup.policy", StringPtr("bogus"))}, kerr.InvalidConfig},
-		{"unknown topic", []ConfigChange{{ResourceType: ConfigResourceTopic, ResourceName: "nope", Name: "a", Value: StringPtr("1")}}, kerr.UnknownTopicOrPartition},
-		{"bad broker name", []ConfigChange{{ResourceType: ConfigResourceBroker, ResourceName: "x", Name: "a", Value: StringPtr("1")}}, kerr.InvalidRequest},
-		{"unsupported resource", []ConfigChange{{ResourceType: 8, ResourceName: "x", Name: "a", Value: StringPtr("1")}}, kerr.InvalidRequest},
-		{"mixed resources", []ConfigChange{topic("a", StringPtr("1")), {ResourceType: ConfigResourceBroker, Name: "a", Value: StringPtr("1")}}, kerr.InvalidRequest},
-		{"broker hook keeps its code", []ConfigChange{{ResourceType: ConfigResourceBroker, ResourceName: "0", Name: "broker.id", Value: StringPtr("1")}}, kerr.PolicyViolation},
+		{"hook rejects", []ConfigChange{topic("cleanup.policy", metadata.StringPtr("bogus"))}, kerr.InvalidConfig},
+		{"unknown topic", []ConfigChange{{ResourceType: metadata.ConfigResourceTopic, ResourceName: "nope", Name: "a", Value: metadata.StringPtr("1")}}, kerr.UnknownTopicOrPartition},
+		{"bad broker name", []ConfigChange{{ResourceType: metadata.ConfigResourceBroker, ResourceName: "x", Name: "a", Value: metadata.StringPtr("1")}}, kerr.InvalidRequest},
+		{"unsupported resource", []ConfigChange{{ResourceType: 8, ResourceName: "x", Name: "a", Value: metadata.StringPtr("1")}}, kerr.InvalidRequest},
+		{"mixed resources", []ConfigChange{topic("a", metadata.StringPtr("1")), {ResourceType: metadata.ConfigResourceBroker, Name: "a", Value: metadata.StringPtr("1")}}, kerr.InvalidRequest},
+		{"broker hook keeps its code", []ConfigChange{{ResourceType: metadata.ConfigResourceBroker, ResourceName: "0", Name: "broker.id", Value: metadata.StringPtr("1")}}, kerr.PolicyViolation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := c.Image().Offset()
@@ -445,7 +446,7 @@ func TestAlterConfigs(t *testing.T) {
 		})
 	}
 
-	wantKafkaError(t, c.AlterConfigs(ctx, []ConfigChange{{ResourceType: ConfigResourceBroker, ResourceName: "", Name: "log.retention.ms", Value: StringPtr("9")}}, false), nil)
+	wantKafkaError(t, c.AlterConfigs(ctx, []ConfigChange{{ResourceType: metadata.ConfigResourceBroker, ResourceName: "", Name: "log.retention.ms", Value: metadata.StringPtr("9")}}, false), nil)
 	if c.Image().BrokerConfig("")["log.retention.ms"] != "9" {
 		t.Fatal("cluster default not stored")
 	}
@@ -496,25 +497,25 @@ func TestAllocateProducerIDs(t *testing.T) {
 func TestRegisterBroker(t *testing.T) {
 	c, _ := newTestController(t, 0, ControllerConfig{})
 	ctx := context.Background()
-	inc := NewUuid()
-	reg := RegisterBrokerRecord{BrokerID: 1, IncarnationID: inc, Rack: "r",
-		Endpoints: []Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9092}}}
+	inc := metadata.NewUuid()
+	reg := metadata.RegisterBrokerRecord{BrokerID: 1, IncarnationID: inc, Rack: "r",
+		Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9092}}}
 	wantKafkaError(t, c.RegisterBroker(ctx, reg), nil)
 	b, ok := c.Image().Broker(1)
 	if !ok || b.IncarnationID != inc || b.Rack != "r" || len(b.Endpoints) != 1 || b.Epoch < 0 {
 		t.Fatalf("broker %+v", b)
 	}
 	// A restart re-registers with a new incarnation and a larger epoch.
-	reg.IncarnationID = NewUuid()
+	reg.IncarnationID = metadata.NewUuid()
 	wantKafkaError(t, c.RegisterBroker(ctx, reg), nil)
 	b2, _ := c.Image().Broker(1)
 	if b2.Epoch <= b.Epoch || b2.IncarnationID != reg.IncarnationID {
 		t.Fatalf("re-registration %+v after %+v", b2, b)
 	}
-	for _, bad := range []RegisterBrokerRecord{
-		{BrokerID: -1, IncarnationID: NewUuid()},
+	for _, bad := range []metadata.RegisterBrokerRecord{
+		{BrokerID: -1, IncarnationID: metadata.NewUuid()},
 		{BrokerID: 2},
-		{BrokerID: 2, IncarnationID: NewUuid(), Endpoints: []Endpoint{{Name: "A"}, {Name: "A"}}},
+		{BrokerID: 2, IncarnationID: metadata.NewUuid(), Endpoints: []metadata.Endpoint{{Name: "A"}, {Name: "A"}}},
 	} {
 		wantKafkaError(t, c.RegisterBroker(ctx, bad), kerr.InvalidRegistration)
 	}

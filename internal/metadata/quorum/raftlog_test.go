@@ -1,9 +1,11 @@
-package metadata
+package quorum
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vltava/vltava/internal/controller/rules"
+	"github.com/vltava/vltava/internal/metadata"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -166,9 +168,9 @@ func (c *raftTestCluster) leader() (int32, *RaftLog) {
 }
 
 // commit commits recs on whichever node leads, retrying across elections.
-func (c *raftTestCluster) commit(recs ...Record) *Image {
+func (c *raftTestCluster) commit(recs ...metadata.Record) *metadata.Image {
 	c.t.Helper()
-	var img *Image
+	var img *metadata.Image
 	waitFor(c.t, 20*time.Second, "a commit on the leader", func() bool {
 		_, l := c.leader()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -178,7 +180,7 @@ func (c *raftTestCluster) commit(recs ...Record) *Image {
 		switch {
 		case err == nil:
 			return true
-		case errors.Is(err, kerr.NotController), errors.Is(err, kerr.RequestTimedOut), errors.Is(err, ErrLogClosed):
+		case errors.Is(err, kerr.NotController), errors.Is(err, kerr.RequestTimedOut), errors.Is(err, metadata.ErrLogClosed):
 			return false
 		}
 		c.t.Fatalf("commit: %v", err)
@@ -189,7 +191,7 @@ func (c *raftTestCluster) commit(recs ...Record) *Image {
 
 // waitConverged waits until every open node's image is at want's offset,
 // then checks they equal want.
-func (c *raftTestCluster) waitConverged(want *Image) {
+func (c *raftTestCluster) waitConverged(want *metadata.Image) {
 	c.t.Helper()
 	waitFor(c.t, 20*time.Second, fmt.Sprintf("all nodes at offset %d", want.Offset()), func() bool {
 		for _, l := range c.openNodes() {
@@ -213,16 +215,16 @@ func TestRaftLogQuorumFailoverAndRestart(t *testing.T) {
 	followerID := int32(1 + leaderID%3)
 	var seenMu sync.Mutex
 	var seen []int64
-	c.node(followerID).Subscribe(func(_, img *Image) {
+	c.node(followerID).Subscribe(func(_, img *metadata.Image) {
 		seenMu.Lock()
 		seen = append(seen, img.Offset())
 		seenMu.Unlock()
 	})
 
 	for i := range 5 {
-		c.commit(topicRecords(fmt.Sprintf("t%d", i), NewUuid(), 2, 1, 2, 3)...)
+		c.commit(topicRecords(fmt.Sprintf("t%d", i), metadata.NewUuid(), 2, 1, 2, 3)...)
 	}
-	want := c.commit(&ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: "t1", Name: "retention.ms", Value: StringPtr("1000")})
+	want := c.commit(&metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: "t1", Name: "retention.ms", Value: metadata.StringPtr("1000")})
 	if want.Offset() != 5*3+1-1 {
 		t.Fatalf("offset %d: record offsets are not dense", want.Offset())
 	}
@@ -243,13 +245,13 @@ func TestRaftLogQuorumFailoverAndRestart(t *testing.T) {
 		if id == leaderID {
 			continue
 		}
-		_, err := l.Commit(context.Background(), topicRecords("nope", NewUuid(), 1, 1))
+		_, err := l.Commit(context.Background(), topicRecords("nope", metadata.NewUuid(), 1, 1))
 		if !errors.Is(err, kerr.NotController) {
 			t.Fatalf("follower %d commit: %v, want NOT_CONTROLLER", id, err)
 		}
 	}
 	// A batch that cannot apply is rejected on the leader and writes nothing.
-	if _, err := leader.Commit(context.Background(), []Record{&RemoveTopicRecord{TopicID: NewUuid()}}); !errors.Is(err, kerr.InvalidRequest) {
+	if _, err := leader.Commit(context.Background(), []metadata.Record{&metadata.RemoveTopicRecord{TopicID: metadata.NewUuid()}}); !errors.Is(err, kerr.InvalidRequest) {
 		t.Fatalf("invalid batch: %v, want INVALID_REQUEST", err)
 	}
 
@@ -273,7 +275,7 @@ func TestRaftLogQuorumFailoverAndRestart(t *testing.T) {
 	if newID == leaderID {
 		t.Fatalf("stopped node %d still leads", leaderID)
 	}
-	want = c.commit(topicRecords("after-failover", NewUuid(), 1, 1, 2, 3)...)
+	want = c.commit(topicRecords("after-failover", metadata.NewUuid(), 1, 1, 2, 3)...)
 	c.waitConverged(want)
 
 	// The old leader rejoins from its data and catches up.
@@ -290,7 +292,7 @@ func TestRaftLogQuorumFailoverAndRestart(t *testing.T) {
 	}
 	c.leader()
 	c.waitConverged(want)
-	next := c.commit(topicRecords("after-restart", NewUuid(), 1, 1)...)
+	next := c.commit(topicRecords("after-restart", metadata.NewUuid(), 1, 1)...)
 	if next.Offset() != want.Offset()+2 {
 		t.Fatalf("offset after restart %d, want %d", next.Offset(), want.Offset()+2)
 	}
@@ -304,9 +306,9 @@ func TestRaftLogSnapshotTruncationAndObserver(t *testing.T) {
 	cfg.SnapshotInterval = 50 * time.Millisecond
 	c := newRaftTestCluster(t, 3, cfg)
 	c.leader()
-	var want *Image
+	var want *metadata.Image
 	for i := range 30 {
-		want = c.commit(topicRecords(fmt.Sprintf("s%d", i), NewUuid(), 1, 1, 2)...)
+		want = c.commit(topicRecords(fmt.Sprintf("s%d", i), metadata.NewUuid(), 1, 1, 2)...)
 	}
 	c.waitConverged(want)
 
@@ -329,10 +331,10 @@ func TestRaftLogSnapshotTruncationAndObserver(t *testing.T) {
 	if !hasSnapshot(t, c.dirs[10]) {
 		t.Fatal("observer caught up without installing a snapshot")
 	}
-	if _, err := obs.Commit(context.Background(), topicRecords("x", NewUuid(), 1, 1)); !errors.Is(err, kerr.NotController) {
+	if _, err := obs.Commit(context.Background(), topicRecords("x", metadata.NewUuid(), 1, 1)); !errors.Is(err, kerr.NotController) {
 		t.Fatalf("observer commit: %v, want NOT_CONTROLLER", err)
 	}
-	want = c.commit(topicRecords("after-join", NewUuid(), 1, 1)...)
+	want = c.commit(topicRecords("after-join", metadata.NewUuid(), 1, 1)...)
 	c.waitConverged(want)
 	leaderID, leader := c.leader()
 	waitFor(t, 5*time.Second, "observer listed in quorum state", func() bool {
@@ -376,20 +378,20 @@ func hasSnapshot(t *testing.T, dir string) bool {
 func TestControllerOnRaftLog(t *testing.T) {
 	c := newRaftTestCluster(t, 3, testRaftConfig())
 	leaderID, leader := c.leader()
-	ctrl := NewController(leader, ControllerConfig{NodeID: leaderID, Rand: rand.New(rand.NewPCG(1, 2))})
+	ctrl := rules.NewController(leader, rules.ControllerConfig{NodeID: leaderID, Rand: rand.New(rand.NewPCG(1, 2))})
 	ctx := context.Background()
 	for id := range int32(3) {
-		reg := RegisterBrokerRecord{BrokerID: id, IncarnationID: NewUuid(),
-			Endpoints: []Endpoint{{Name: "PLAINTEXT", Host: "localhost", Port: 9092 + id}}}
+		reg := metadata.RegisterBrokerRecord{BrokerID: id, IncarnationID: metadata.NewUuid(),
+			Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "localhost", Port: 9092 + id}}}
 		if err := ctrl.RegisterBroker(ctx, reg); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res := ctrl.CreateTopics(ctx, []CreateTopic{{Name: "orders", NumPartitions: 3, ReplicationFactor: 3}}, false)
+	res := ctrl.CreateTopics(ctx, []rules.CreateTopic{{Name: "orders", NumPartitions: 3, ReplicationFactor: 3}}, false)
 	if res[0].Err != nil {
 		t.Fatal(res[0].Err)
 	}
-	dup := ctrl.CreateTopics(ctx, []CreateTopic{{Name: "orders", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	dup := ctrl.CreateTopics(ctx, []rules.CreateTopic{{Name: "orders", NumPartitions: 1, ReplicationFactor: 1}}, false)
 	if !errors.Is(dup[0].Err, kerr.TopicAlreadyExists) {
 		t.Fatalf("duplicate create: %v", dup[0].Err)
 	}
@@ -403,8 +405,8 @@ func TestControllerOnRaftLog(t *testing.T) {
 	}
 	// A controller on a follower gets NOT_CONTROLLER back from the log.
 	followerID := int32(1 + leaderID%3)
-	fctrl := NewController(c.node(followerID), ControllerConfig{NodeID: followerID})
-	fres := fctrl.CreateTopics(ctx, []CreateTopic{{Name: "elsewhere", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	fctrl := rules.NewController(c.node(followerID), rules.ControllerConfig{NodeID: followerID})
+	fres := fctrl.CreateTopics(ctx, []rules.CreateTopic{{Name: "elsewhere", NumPartitions: 1, ReplicationFactor: 1}}, false)
 	if !errors.Is(fres[0].Err, kerr.NotController) {
 		t.Fatalf("create on follower: %v, want NOT_CONTROLLER", fres[0].Err)
 	}

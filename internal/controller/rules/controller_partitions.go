@@ -1,8 +1,9 @@
-package metadata
+package rules
 
 import (
 	"context"
 	"fmt"
+	"github.com/vltava/vltava/internal/metadata"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -12,7 +13,7 @@ import (
 // API 56): the leader proposes NewISR at LeaderEpoch, based on the
 // PartitionEpoch it last saw.
 type AlterPartitionItem struct {
-	TopicID        Uuid
+	TopicID        metadata.Uuid
 	Partition      int32
 	LeaderEpoch    int32
 	PartitionEpoch int32
@@ -48,7 +49,7 @@ func (c *Controller) AlterPartition(ctx context.Context, brokerID int32, brokerE
 		}
 	}
 	results := make([]AlterPartitionResult, len(items))
-	var recs []Record
+	var recs []metadata.Record
 	var committed []int
 	for i, it := range items {
 		res := &results[i]
@@ -98,12 +99,12 @@ func (c *Controller) AlterPartition(ctx context.Context, brokerID int32, brokerE
 	return results, nil
 }
 
-func fillState(res *AlterPartitionResult, p *PartitionImage) {
+func fillState(res *AlterPartitionResult, p *metadata.PartitionImage) {
 	res.Leader, res.LeaderEpoch, res.PartitionEpoch = p.Leader, p.LeaderEpoch, p.PartitionEpoch
 	res.ISR = slices.Clone(p.ISR)
 }
 
-func checkAlterPartition(img *Image, brokerID int32, p *PartitionImage, it AlterPartitionItem) error {
+func checkAlterPartition(img *metadata.Image, brokerID int32, p *metadata.PartitionImage, it AlterPartitionItem) error {
 	switch {
 	case it.LeaderEpoch < p.LeaderEpoch:
 		return fmt.Errorf("%w: leader epoch %d is older than the current %d", kerr.FencedLeaderEpoch, it.LeaderEpoch, p.LeaderEpoch)
@@ -173,7 +174,7 @@ func (c *Controller) ElectLeaders(ctx context.Context, typ ElectionType, partiti
 		}
 	}
 	var results []ElectionResult
-	var recs []Record
+	var recs []metadata.Record
 	var committed []int
 	for _, tp := range partitions {
 		res := ElectionResult{TopicPartition: tp}
@@ -212,7 +213,7 @@ func errorsIsElectionNotNeeded(err error) bool {
 	return ok && ke == kerr.ElectionNotNeeded
 }
 
-func electionChange(img *Image, id Uuid, p *PartitionImage, typ ElectionType) (*PartitionChangeRecord, error) {
+func electionChange(img *metadata.Image, id metadata.Uuid, p *metadata.PartitionImage, typ ElectionType) (*metadata.PartitionChangeRecord, error) {
 	switch typ {
 	case PreferredElection:
 		preferred := p.Replicas[0]
@@ -222,13 +223,13 @@ func electionChange(img *Image, id Uuid, p *PartitionImage, typ ElectionType) (*
 		if !slices.Contains(p.ISR, preferred) || !img.BrokerActive(preferred) {
 			return nil, fmt.Errorf("%w: preferred replica %d is not in the ISR or not active", kerr.PreferredLeaderNotAvailable, preferred)
 		}
-		return &PartitionChangeRecord{TopicID: id, Partition: p.Partition, Leader: Int32Ptr(preferred)}, nil
+		return &metadata.PartitionChangeRecord{TopicID: id, Partition: p.Partition, Leader: metadata.Int32Ptr(preferred)}, nil
 	case UncleanElection:
-		if p.Leader != NoLeader {
+		if p.Leader != metadata.NoLeader {
 			return nil, fmt.Errorf("%w: %d leads", kerr.ElectionNotNeeded, p.Leader)
 		}
 		ch := buildChange(id, p, partitionTarget{eligible: img.BrokerActive, unclean: true})
-		if ch == nil || ch.Leader == nil || *ch.Leader == NoLeader {
+		if ch == nil || ch.Leader == nil || *ch.Leader == metadata.NoLeader {
 			return nil, fmt.Errorf("%w: no replica is active", kerr.EligibleLeadersNotAvailable)
 		}
 		return ch, nil
@@ -248,7 +249,7 @@ func (c *Controller) BalanceLeaders(ctx context.Context, imbalancePct int32) (in
 	defer c.mu.Unlock()
 	img := c.log.Image()
 	preferredCount := map[int32]int{}
-	misplaced := map[int32][]*PartitionChangeRecord{}
+	misplaced := map[int32][]*metadata.PartitionChangeRecord{}
 	for _, t := range img.Topics() {
 		for _, p := range t.Partitions {
 			pref := p.Replicas[0]
@@ -258,7 +259,7 @@ func (c *Controller) BalanceLeaders(ctx context.Context, imbalancePct int32) (in
 			}
 		}
 	}
-	var recs []Record
+	var recs []metadata.Record
 	for _, b := range slices.Sorted(mapKeys(misplaced)) {
 		chs := misplaced[b]
 		if imbalancePct > 0 && len(chs)*100 <= int(imbalancePct)*preferredCount[b] {

@@ -1,7 +1,8 @@
-package metadata
+package rules
 
 import (
 	"context"
+	"github.com/vltava/vltava/internal/metadata"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -10,7 +11,7 @@ import (
 )
 
 // assigned creates topic name with partition 0 on replicas (leader first).
-func assigned(t *testing.T, c *Controller, name string, replicas ...int32) *TopicImage {
+func assigned(t *testing.T, c *Controller, name string, replicas ...int32) *metadata.TopicImage {
 	t.Helper()
 	res := createOne(t, c, CreateTopic{Name: name, NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: replicas}})
 	wantKafkaError(t, res.Err, nil)
@@ -34,11 +35,11 @@ func TestAlterPartitionValidation(t *testing.T) {
 		{"stale partition epoch", 0, AlterPartitionItem{PartitionEpoch: 7, NewISR: []int32{0, 1}}, kerr.InvalidUpdateVersion},
 		{"leader missing from ISR", 0, AlterPartitionItem{NewISR: []int32{1, 2}}, kerr.InvalidRequest},
 		{"non-replica in ISR", 0, AlterPartitionItem{NewISR: []int32{0, 5}}, kerr.InvalidRequest},
-		{"unknown topic id", 0, AlterPartitionItem{TopicID: NewUuid(), NewISR: []int32{0}}, kerr.UnknownTopicID},
+		{"unknown topic id", 0, AlterPartitionItem{TopicID: metadata.NewUuid(), NewISR: []int32{0}}, kerr.UnknownTopicID},
 		{"shrink accepted", 0, AlterPartitionItem{NewISR: []int32{0, 1}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.item.TopicID == ZeroUuid {
+			if tc.item.TopicID == metadata.ZeroUuid {
 				tc.item.TopicID = top.ID
 			}
 			res, err := c.AlterPartition(ctx, tc.broker, epochOf(tc.broker), []AlterPartitionItem{tc.item})
@@ -104,7 +105,7 @@ func TestElectLeaders(t *testing.T) {
 	if err := c.FenceBroker(ctx, 2, epochOf(2)); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := c.Image().Partition("unclean", 0); p.Leader != NoLeader {
+	if p, _ := c.Image().Partition("unclean", 0); p.Leader != metadata.NoLeader {
 		t.Fatalf("leader %d with the only ISR member fenced, want none (no unclean election by default)", p.Leader)
 	}
 	wantKafkaError(t, c.ElectLeaders(ctx, UncleanElection, []TopicPartition{{"unclean", 0}})[0].Err, nil)
@@ -113,7 +114,7 @@ func TestElectLeaders(t *testing.T) {
 	}
 }
 
-func topicNamed(t *testing.T, c *Controller, name string) *TopicImage {
+func topicNamed(t *testing.T, c *Controller, name string) *metadata.TopicImage {
 	t.Helper()
 	top, ok := c.Image().Topic(name)
 	if !ok {

@@ -1,7 +1,8 @@
-package metadata
+package quorum
 
 import (
 	"errors"
+	"github.com/vltava/vltava/internal/metadata"
 	"io"
 	"net"
 	"testing"
@@ -68,11 +69,11 @@ func TestQuorumPortCarriesControllerConnections(t *testing.T) {
 	}
 
 	// Raft still replicates over the same port.
-	c.waitConverged(c.commit(topicRecords("after-controller-conn", NewUuid(), 1, 1, 2, 3)...))
+	c.waitConverged(c.commit(topicRecords("after-controller-conn", metadata.NewUuid(), 1, 1, 2, 3)...))
 
 	cl.Close()
 	if _, err := cl.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
 	}
-	c.waitConverged(c.commit(topicRecords("after-close", NewUuid(), 1, 1, 2, 3)...))
+	c.waitConverged(c.commit(topicRecords("after-close", metadata.NewUuid(), 1, 1, 2, 3)...))
 }

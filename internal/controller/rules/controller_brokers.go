@@ -1,8 +1,9 @@
-package metadata
+package rules
 
 import (
 	"context"
 	"fmt"
+	"github.com/vltava/vltava/internal/metadata"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -20,8 +21,8 @@ import (
 // Registration is a broker's BrokerRegistration request.
 type Registration struct {
 	BrokerID      int32
-	IncarnationID Uuid
-	Endpoints     []Endpoint
+	IncarnationID metadata.Uuid
+	Endpoints     []metadata.Endpoint
 	Rack          string
 }
 
@@ -42,7 +43,7 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (Registrati
 	if reg.BrokerID < 0 {
 		return RegistrationResult{}, fmt.Errorf("%w: Invalid broker id %d", kerr.InvalidRegistration, reg.BrokerID)
 	}
-	if reg.IncarnationID == ZeroUuid {
+	if reg.IncarnationID == metadata.ZeroUuid {
 		return RegistrationResult{}, fmt.Errorf("%w: Broker %d registration has no incarnation id", kerr.InvalidRegistration, reg.BrokerID)
 	}
 	names := map[string]bool{}
@@ -59,7 +60,7 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (Registrati
 	if had && old.IncarnationID == reg.IncarnationID && slices.Equal(old.Endpoints, reg.Endpoints) && old.Rack == reg.Rack {
 		return RegistrationResult{BrokerEpoch: old.Epoch, Offset: img.Offset()}, nil
 	}
-	rec := &RegisterBrokerRecord{
+	rec := &metadata.RegisterBrokerRecord{
 		BrokerID: reg.BrokerID, IncarnationID: reg.IncarnationID, BrokerEpoch: img.Offset() + 1,
 		Endpoints: slices.Clone(reg.Endpoints), Rack: reg.Rack, Fenced: true,
 	}
@@ -67,7 +68,7 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (Registrati
 		rec.BrokerEpoch = old.Epoch + 1
 	}
 	recs := c.removeBrokerChangesLocked(img, reg.BrokerID)
-	recs = append([]Record{rec}, recs...)
+	recs = append([]metadata.Record{rec}, recs...)
 	next, err := c.log.Commit(ctx, recs)
 	if err != nil {
 		return RegistrationResult{}, err
@@ -78,13 +79,13 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (Registrati
 
 // checkBrokerEpochLocked returns the broker's registration if epoch is its
 // current epoch.
-func checkBrokerEpoch(img *Image, id int32, epoch int64) (BrokerImage, error) {
+func checkBrokerEpoch(img *metadata.Image, id int32, epoch int64) (metadata.BrokerImage, error) {
 	b, ok := img.Broker(id)
 	if !ok {
-		return BrokerImage{}, fmt.Errorf("%w: Broker %d is not registered", kerr.BrokerIDNotRegistered, id)
+		return metadata.BrokerImage{}, fmt.Errorf("%w: Broker %d is not registered", kerr.BrokerIDNotRegistered, id)
 	}
 	if epoch != b.Epoch {
-		return BrokerImage{}, fmt.Errorf("%w: Broker %d epoch %d is not the registered epoch %d", kerr.StaleBrokerEpoch, id, epoch, b.Epoch)
+		return metadata.BrokerImage{}, fmt.Errorf("%w: Broker %d epoch %d is not the registered epoch %d", kerr.StaleBrokerEpoch, id, epoch, b.Epoch)
 	}
 	return b, nil
 }
@@ -104,7 +105,7 @@ func (c *Controller) FenceBroker(ctx context.Context, id int32, epoch int64) err
 	if b.Fenced {
 		return nil
 	}
-	recs := []Record{&BrokerRegistrationChangeRecord{BrokerID: id, BrokerEpoch: epoch, Fenced: BoolPtr(true), InControlledShutdown: BoolPtr(false)}}
+	recs := []metadata.Record{&metadata.BrokerRegistrationChangeRecord{BrokerID: id, BrokerEpoch: epoch, Fenced: metadata.BoolPtr(true), InControlledShutdown: metadata.BoolPtr(false)}}
 	recs = append(recs, c.removeBrokerChangesLocked(img, id)...)
 	if _, err := c.log.Commit(ctx, recs); err != nil {
 		return err
@@ -127,11 +128,11 @@ func (c *Controller) UnfenceBroker(ctx context.Context, id int32, epoch int64) e
 	if !b.Fenced {
 		return nil
 	}
-	recs := []Record{&BrokerRegistrationChangeRecord{BrokerID: id, BrokerEpoch: epoch, Fenced: BoolPtr(false)}}
+	recs := []metadata.Record{&metadata.BrokerRegistrationChangeRecord{BrokerID: id, BrokerEpoch: epoch, Fenced: metadata.BoolPtr(false)}}
 	eligible := func(r int32) bool { return r == id || img.BrokerActive(r) }
 	for _, t := range img.Topics() {
 		for _, p := range t.Partitions {
-			if p.Leader != NoLeader || !slices.Contains(p.Replicas, id) {
+			if p.Leader != metadata.NoLeader || !slices.Contains(p.Replicas, id) {
 				continue
 			}
 			if ch := buildChange(t.ID, p, partitionTarget{eligible: eligible, unclean: c.uncleanLocked(img, t.Name)}); ch != nil {
@@ -162,7 +163,7 @@ func (c *Controller) BeginControlledShutdown(ctx context.Context, id int32, epoc
 	if b.Fenced || b.InControlledShutdown {
 		return img.Offset(), nil
 	}
-	recs := []Record{&BrokerRegistrationChangeRecord{BrokerID: id, BrokerEpoch: epoch, InControlledShutdown: BoolPtr(true)}}
+	recs := []metadata.Record{&metadata.BrokerRegistrationChangeRecord{BrokerID: id, BrokerEpoch: epoch, InControlledShutdown: metadata.BoolPtr(true)}}
 	recs = append(recs, c.removeBrokerChangesLocked(img, id)...)
 	next, err := c.log.Commit(ctx, recs)
 	if err != nil {
@@ -175,8 +176,8 @@ func (c *Controller) BeginControlledShutdown(ctx context.Context, id int32, epoc
 // removeBrokerChangesLocked returns the partition changes that take broker
 // out of every ISR (unless it is the last member) and elect new leaders
 // where it led.
-func (c *Controller) removeBrokerChangesLocked(img *Image, broker int32) []Record {
-	var recs []Record
+func (c *Controller) removeBrokerChangesLocked(img *metadata.Image, broker int32) []metadata.Record {
+	var recs []metadata.Record
 	eligible := func(r int32) bool { return r != broker && img.BrokerActive(r) }
 	for _, t := range img.Topics() {
 		for _, p := range t.Partitions {
@@ -195,7 +196,7 @@ func (c *Controller) removeBrokerChangesLocked(img *Image, broker int32) []Recor
 // uncleanLocked reports whether unclean leader election is enabled for a
 // topic: its override, else the cluster's dynamic default, else the static
 // broker config.
-func (c *Controller) uncleanLocked(img *Image, topic string) bool {
+func (c *Controller) uncleanLocked(img *metadata.Image, topic string) bool {
 	const key = "unclean.leader.election.enable"
 	if v, ok := img.TopicConfig(topic)[key]; ok {
 		return v == "true"
@@ -207,7 +208,7 @@ func (c *Controller) uncleanLocked(img *Image, topic string) bool {
 }
 
 // LeadsAnything reports whether broker leads any partition in img.
-func LeadsAnything(img *Image, broker int32) bool {
+func LeadsAnything(img *metadata.Image, broker int32) bool {
 	for _, t := range img.Topics() {
 		for _, p := range t.Partitions {
 			if p.Leader == broker {

@@ -1,9 +1,10 @@
-package metadata
+package rules
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vltava/vltava/internal/metadata"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -59,7 +60,7 @@ const ProducerIDBlockSize = 1000
 // critical section, so two concurrent creates of the same topic cannot both
 // pass validation. Reads of the image (Log.Image) never take mu.
 type Controller struct {
-	log    Log
+	log    metadata.Log
 	cfg    ControllerConfig
 	logger *slog.Logger
 
@@ -70,7 +71,7 @@ type Controller struct {
 }
 
 // NewController returns a controller committing to log.
-func NewController(log Log, cfg ControllerConfig) *Controller {
+func NewController(log metadata.Log, cfg ControllerConfig) *Controller {
 	if cfg.DefaultNumPartitions <= 0 {
 		cfg.DefaultNumPartitions = 1
 	}
@@ -89,10 +90,10 @@ func NewController(log Log, cfg ControllerConfig) *Controller {
 }
 
 // Image returns the latest applied image.
-func (c *Controller) Image() *Image { return c.log.Image() }
+func (c *Controller) Image() *metadata.Image { return c.log.Image() }
 
 // liveBrokersLocked returns the sorted ids replicas may be placed on.
-func (c *Controller) liveBrokersLocked(img *Image) []int32 {
+func (c *Controller) liveBrokersLocked(img *metadata.Image) []int32 {
 	if c.cfg.LiveBrokers != nil {
 		ids := slices.Clone(c.cfg.LiveBrokers())
 		slices.Sort(ids)
@@ -105,11 +106,11 @@ func (c *Controller) liveBrokersLocked(img *Image) []int32 {
 // broker epoch (stored in the image; Broker(id).Epoch): it is greater than
 // every epoch handed out before, as Kafka's (the registration record's
 // offset) is.
-func (c *Controller) RegisterBroker(ctx context.Context, reg RegisterBrokerRecord) error {
+func (c *Controller) RegisterBroker(ctx context.Context, reg metadata.RegisterBrokerRecord) error {
 	if reg.BrokerID < 0 {
 		return fmt.Errorf("%w: Invalid broker id %d", kerr.InvalidRegistration, reg.BrokerID)
 	}
-	if reg.IncarnationID == ZeroUuid {
+	if reg.IncarnationID == metadata.ZeroUuid {
 		return fmt.Errorf("%w: Broker %d registration has no incarnation id", kerr.InvalidRegistration, reg.BrokerID)
 	}
 	names := map[string]bool{}
@@ -127,7 +128,7 @@ func (c *Controller) RegisterBroker(ctx context.Context, reg RegisterBrokerRecor
 		reg.BrokerEpoch = old.Epoch + 1
 	}
 	reg.Endpoints = slices.Clone(reg.Endpoints)
-	if _, err := c.log.Commit(ctx, []Record{&reg}); err != nil {
+	if _, err := c.log.Commit(ctx, []metadata.Record{&reg}); err != nil {
 		return err
 	}
 	c.logger.Info("registered broker", "broker", reg.BrokerID, "epoch", reg.BrokerEpoch, "incarnation", reg.IncarnationID)
@@ -152,8 +153,8 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32, co
 	if b, ok := img.Broker(brokerID); ok {
 		epoch = b.Epoch
 	}
-	rec := &ProducerIDsRecord{BrokerID: brokerID, BrokerEpoch: epoch, NextProducerID: first + int64(count)}
-	if _, err := c.log.Commit(ctx, []Record{rec}); err != nil {
+	rec := &metadata.ProducerIDsRecord{BrokerID: brokerID, BrokerEpoch: epoch, NextProducerID: first + int64(count)}
+	if _, err := c.log.Commit(ctx, []metadata.Record{rec}); err != nil {
 		return 0, err
 	}
 	return first, nil
@@ -168,7 +169,7 @@ func (c *Controller) EnsureClusterID(ctx context.Context, id string) (string, er
 	if existing := c.log.Image().ClusterID(); existing != "" {
 		return existing, nil
 	}
-	if _, err := c.log.Commit(ctx, []Record{&ClusterIDRecord{ClusterID: id}}); err != nil {
+	if _, err := c.log.Commit(ctx, []metadata.Record{&metadata.ClusterIDRecord{ClusterID: id}}); err != nil {
 		return "", err
 	}
 	return id, nil
@@ -202,12 +203,12 @@ func (c *Controller) AlterConfigs(ctx context.Context, changes []ConfigChange, v
 	img := c.log.Image()
 	var current map[string]string
 	switch typ {
-	case ConfigResourceTopic:
+	case metadata.ConfigResourceTopic:
 		if _, ok := img.Topic(name); !ok {
 			return fmt.Errorf("%w: The topic '%s' does not exist.", kerr.UnknownTopicOrPartition, name)
 		}
 		current = img.TopicConfig(name)
-	case ConfigResourceBroker:
+	case metadata.ConfigResourceBroker:
 		if name != "" {
 			if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
 				return fmt.Errorf("%w: Invalid broker name %s", kerr.InvalidRequest, name)
@@ -217,7 +218,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, changes []ConfigChange, v
 	default:
 		return fmt.Errorf("%w: Unsupported config resource type %d", kerr.InvalidRequest, typ)
 	}
-	var recs []Record
+	var recs []metadata.Record
 	for _, ch := range changes {
 		if ch.Name == "" {
 			return fmt.Errorf("%w: Config name must not be empty", kerr.InvalidConfig)
@@ -233,12 +234,12 @@ func (c *Controller) AlterConfigs(ctx context.Context, changes []ConfigChange, v
 		}
 		var v *string
 		if ch.Value != nil {
-			v = StringPtr(*ch.Value)
+			v = metadata.StringPtr(*ch.Value)
 		}
-		recs = append(recs, &ConfigRecord{ResourceType: typ, ResourceName: name, Name: ch.Name, Value: v})
+		recs = append(recs, &metadata.ConfigRecord{ResourceType: typ, ResourceName: name, Name: ch.Name, Value: v})
 	}
 	var err error
-	if typ == ConfigResourceTopic {
+	if typ == metadata.ConfigResourceTopic {
 		err = c.validateTopicConfigs(current)
 	} else if c.cfg.ValidateBrokerConfigs != nil {
 		err = asConfigError(c.cfg.ValidateBrokerConfigs(name, current))

@@ -1,5 +1,6 @@
-package metadata
+package rules
 
+import "github.com/vltava/vltava/internal/metadata"
 import "slices"
 
 // This file holds the pure rules that turn a wanted partition state into a
@@ -32,7 +33,7 @@ type partitionTarget struct {
 // is returned unchanged.
 func electLeader(current int32, replicas, isr []int32, t partitionTarget) (leader int32, newISR []int32) {
 	inISR := func(id int32) bool { return slices.Contains(isr, id) }
-	if !t.preferred && current != NoLeader && inISR(current) && t.eligible(current) && slices.Contains(replicas, current) {
+	if !t.preferred && current != metadata.NoLeader && inISR(current) && t.eligible(current) && slices.Contains(replicas, current) {
 		return current, isr
 	}
 	for _, r := range replicas {
@@ -47,12 +48,12 @@ func electLeader(current int32, replicas, isr []int32, t partitionTarget) (leade
 			}
 		}
 	}
-	return NoLeader, isr
+	return metadata.NoLeader, isr
 }
 
 // buildChange returns the record moving p (of topic id) to t, or nil when
 // nothing would change.
-func buildChange(id Uuid, p *PartitionImage, t partitionTarget) *PartitionChangeRecord {
+func buildChange(id metadata.Uuid, p *metadata.PartitionImage, t partitionTarget) *metadata.PartitionChangeRecord {
 	replicas := p.Replicas
 	if t.replicas != nil {
 		replicas = t.replicas
@@ -64,10 +65,10 @@ func buildChange(id Uuid, p *PartitionImage, t partitionTarget) *PartitionChange
 	// The ISR only holds replicas of the (new) assignment.
 	isr = slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return !slices.Contains(replicas, r) })
 	leader, isr := electLeader(p.Leader, replicas, isr, t)
-	rec := &PartitionChangeRecord{TopicID: id, Partition: p.Partition}
+	rec := &metadata.PartitionChangeRecord{TopicID: id, Partition: p.Partition}
 	changed := false
 	if leader != p.Leader {
-		rec.Leader = Int32Ptr(leader)
+		rec.Leader = metadata.Int32Ptr(leader)
 		changed = true
 	}
 	if !slices.Equal(isr, p.ISR) {
@@ -79,8 +80,8 @@ func buildChange(id Uuid, p *PartitionImage, t partitionTarget) *PartitionChange
 	}
 	if t.replicas != nil && (!slices.Equal(t.replicas, p.Replicas) || !slices.Equal(t.adding, p.AddingReplicas) || !slices.Equal(t.removing, p.RemovingReplicas)) {
 		rec.Replicas = slices.Clone(t.replicas)
-		rec.AddingReplicas = cloneInt32s(t.adding)
-		rec.RemovingReplicas = cloneInt32s(t.removing)
+		rec.AddingReplicas = slices.Clone(t.adding)
+		rec.RemovingReplicas = slices.Clone(t.removing)
 		changed = true
 	}
 	if !changed {
@@ -102,7 +103,7 @@ func withoutBroker(isr []int32, broker int32) []int32 {
 
 // reassignmentTarget is where a reassignment of p ends: the target
 // replicas (the current ones minus those being removed).
-func reassignmentTarget(p *PartitionImage) []int32 {
+func reassignmentTarget(p *metadata.PartitionImage) []int32 {
 	return slices.DeleteFunc(slices.Clone(p.Replicas), func(r int32) bool { return slices.Contains(p.RemovingReplicas, r) })
 }
 
@@ -110,7 +111,7 @@ func reassignmentTarget(p *PartitionImage) []int32 {
 // if every adding replica is in isr (KIP-455: the old replicas are dropped
 // only once the new ones have caught up), and false otherwise. The leader
 // moves if it is being removed.
-func completeReassignment(p *PartitionImage, isr []int32, eligible func(int32) bool) (partitionTarget, bool) {
+func completeReassignment(p *metadata.PartitionImage, isr []int32, eligible func(int32) bool) (partitionTarget, bool) {
 	if !p.Reassigning() {
 		return partitionTarget{}, false
 	}

@@ -1,8 +1,9 @@
-package metadata
+package quorum
 
 import (
 	"bytes"
 	"errors"
+	"github.com/vltava/vltava/internal/metadata"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -144,22 +145,22 @@ func (*memSink) Close() error            { return nil }
 func (s *memSink) Reader() io.ReadCloser { return io.NopCloser(bytes.NewReader(s.Bytes())) }
 
 func TestRaftFSMSnapshotRoundTrip(t *testing.T) {
-	full := mustApply(t, EmptyImage(), topicRecords("orders", NewUuid(), 3, 1, 2)...)
+	full := mustApply(t, metadata.EmptyImage(), topicRecords("orders", metadata.NewUuid(), 3, 1, 2)...)
 	full = mustApply(t, full,
-		&ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: "orders", Name: "cleanup.policy", Value: StringPtr("compact")},
-		&ProducerIDsRecord{BrokerID: 1, BrokerEpoch: 4, NextProducerID: 2000},
+		&metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: "orders", Name: "cleanup.policy", Value: metadata.StringPtr("compact")},
+		&metadata.ProducerIDsRecord{BrokerID: 1, BrokerEpoch: 4, NextProducerID: 2000},
 	)
-	emptied := mustApply(t, full, &RemoveTopicRecord{TopicID: mustTopic(t, full, "orders").ID})
+	emptied := mustApply(t, full, &metadata.RemoveTopicRecord{TopicID: mustTopic(t, full, "orders").ID})
 
 	for _, tc := range []struct {
 		name string
-		img  *Image
+		img  *metadata.Image
 	}{
-		{"empty log", EmptyImage()},
+		{"empty log", metadata.EmptyImage()},
 		{"topics, configs and producer ids", full},
 		{"everything deleted but offset kept", emptied},
 	} {
-		src := &raftFSM{pub: NewPublisher(tc.img), logger: slog.New(slog.DiscardHandler)}
+		src := &raftFSM{pub: metadata.NewPublisher(tc.img), logger: slog.New(slog.DiscardHandler)}
 		snap, err := src.Snapshot()
 		if err != nil {
 			t.Fatal(err)
@@ -168,7 +169,7 @@ func TestRaftFSMSnapshotRoundTrip(t *testing.T) {
 		if err := snap.Persist(&sink); err != nil || sink.cancelled {
 			t.Fatalf("%s: persist: %v", tc.name, err)
 		}
-		dst := &raftFSM{pub: NewPublisher(mustApply(t, EmptyImage(), topicRecords("stale", NewUuid(), 1, 1)...)), logger: slog.New(slog.DiscardHandler)}
+		dst := &raftFSM{pub: metadata.NewPublisher(mustApply(t, metadata.EmptyImage(), topicRecords("stale", metadata.NewUuid(), 1, 1)...)), logger: slog.New(slog.DiscardHandler)}
 		if err := dst.Restore(sink.Reader()); err != nil {
 			t.Fatalf("%s: restore: %v", tc.name, err)
 		}
@@ -180,7 +181,7 @@ func TestRaftFSMSnapshotRoundTrip(t *testing.T) {
 		dst.pub.Close()
 	}
 
-	corrupt := &raftFSM{pub: NewPublisher(EmptyImage()), logger: slog.New(slog.DiscardHandler)}
+	corrupt := &raftFSM{pub: metadata.NewPublisher(metadata.EmptyImage()), logger: slog.New(slog.DiscardHandler)}
 	defer corrupt.pub.Close()
 	if err := corrupt.Restore(io.NopCloser(bytes.NewReader([]byte("not a frame")))); err == nil {
 		t.Fatal("corrupt snapshot restored")
@@ -188,11 +189,11 @@ func TestRaftFSMSnapshotRoundTrip(t *testing.T) {
 }
 
 func TestRaftFSMApplyIsDeterministic(t *testing.T) {
-	fsm := &raftFSM{pub: NewPublisher(EmptyImage()), logger: slog.New(slog.DiscardHandler)}
+	fsm := &raftFSM{pub: metadata.NewPublisher(metadata.EmptyImage()), logger: slog.New(slog.DiscardHandler)}
 	defer fsm.pub.Close()
-	id := NewUuid()
-	entry := func(offset int64, recs ...Record) *raft.Log {
-		b, err := EncodeBatch(offset, recs)
+	id := metadata.NewUuid()
+	entry := func(offset int64, recs ...metadata.Record) *raft.Log {
+		b, err := metadata.EncodeBatch(offset, recs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,14 +205,14 @@ func TestRaftFSMApplyIsDeterministic(t *testing.T) {
 		t.Fatalf("first batch: offset %v, err %v", res.img, res.err)
 	}
 	// A batch that does not apply is skipped and reported, not half-applied.
-	res = fsm.Apply(entry(3, &TopicRecord{Name: "a", TopicID: NewUuid()})).(raftApplyResult)
+	res = fsm.Apply(entry(3, &metadata.TopicRecord{Name: "a", TopicID: metadata.NewUuid()})).(raftApplyResult)
 	if res.err == nil || fsm.pub.Image().Offset() != 2 {
 		t.Fatalf("duplicate topic: err %v, offset %d", res.err, fsm.pub.Image().Offset())
 	}
 	if got := fsm.Apply(&raft.Log{Type: raft.LogNoop}); got != nil {
 		t.Fatalf("noop entry returned %v", got)
 	}
-	res = fsm.Apply(entry(3, &RemoveTopicRecord{TopicID: id})).(raftApplyResult)
+	res = fsm.Apply(entry(3, &metadata.RemoveTopicRecord{TopicID: id})).(raftApplyResult)
 	if res.err != nil || res.img.Offset() != 3 || res.img.NumTopics() != 0 {
 		t.Fatalf("remove: %+v", res)
 	}

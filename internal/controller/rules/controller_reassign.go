@@ -1,8 +1,9 @@
-package metadata
+package rules
 
 import (
 	"context"
 	"fmt"
+	"github.com/vltava/vltava/internal/metadata"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,7 +37,7 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, reqs []Rea
 	defer c.mu.Unlock()
 	img := c.log.Image()
 	errs := make([]error, len(reqs))
-	var recs []Record
+	var recs []metadata.Record
 	var committed []int
 	for i, r := range reqs {
 		t, ok := img.Topic(r.Topic)
@@ -66,7 +67,7 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, reqs []Rea
 	return errs
 }
 
-func (c *Controller) reassignmentTargetLocked(img *Image, topic string, p *PartitionImage, target []int32) (partitionTarget, error) {
+func (c *Controller) reassignmentTargetLocked(img *metadata.Image, topic string, p *metadata.PartitionImage, target []int32) (partitionTarget, error) {
 	eligible := img.BrokerActive
 	// The original replicas: what the partition had before any reassignment.
 	orig := slices.DeleteFunc(slices.Clone(p.Replicas), func(r int32) bool { return slices.Contains(p.AddingReplicas, r) })
@@ -120,9 +121,9 @@ func (c *Controller) reassignmentTargetLocked(img *Image, topic string, p *Parti
 
 // ListPartitionReassignments returns the reassignments in progress, of the
 // given partitions or (nil) of all, sorted by topic and partition.
-func ListPartitionReassignments(img *Image, partitions []TopicPartition) []OngoingReassignment {
+func ListPartitionReassignments(img *metadata.Image, partitions []TopicPartition) []OngoingReassignment {
 	var out []OngoingReassignment
-	add := func(name string, p *PartitionImage) {
+	add := func(name string, p *metadata.PartitionImage) {
 		if p.Reassigning() {
 			out = append(out, OngoingReassignment{
 				TopicPartition: TopicPartition{name, p.Partition},
@@ -154,7 +155,7 @@ func (c *Controller) CompleteReassignments(ctx context.Context) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	img := c.log.Image()
-	var recs []Record
+	var recs []metadata.Record
 	for _, t := range img.Topics() {
 		for _, p := range t.Partitions {
 			if tgt, ok := completeReassignment(p, p.ISR, img.BrokerActive); ok {

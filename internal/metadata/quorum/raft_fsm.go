@@ -1,7 +1,8 @@
-package metadata
+package quorum
 
 import (
 	"fmt"
+	"github.com/vltava/vltava/internal/metadata"
 	"io"
 	"log/slog"
 
@@ -30,7 +31,7 @@ import (
 // goroutine, which makes it the Publisher's one publishing goroutine.
 // Persist runs on another goroutine but only reads an immutable Image.
 type raftFSM struct {
-	pub    *Publisher
+	pub    *metadata.Publisher
 	logger *slog.Logger
 }
 
@@ -38,7 +39,7 @@ var _ raft.FSM = (*raftFSM)(nil)
 
 // raftApplyResult is what Apply returns through raft's ApplyFuture.Response.
 type raftApplyResult struct {
-	img *Image
+	img *metadata.Image
 	err error
 }
 
@@ -47,7 +48,7 @@ func (f *raftFSM) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
-	_, recs, err := DecodeBatch(l.Data)
+	_, recs, err := metadata.DecodeBatch(l.Data)
 	if err != nil {
 		// A corrupt committed entry is skipped everywhere alike; it cannot
 		// be repaired by retrying.
@@ -85,23 +86,23 @@ func (f *raftFSM) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
-func readImageSnapshot(r io.Reader) (*Image, error) {
+func readImageSnapshot(r io.Reader) (*metadata.Image, error) {
 	buf, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: reading raft snapshot: %w", err)
 	}
-	payload, size, err := nextFrame(buf)
+	payload, size, err := metadata.NextFrame(buf)
 	if err != nil || size != len(buf) {
 		return nil, fmt.Errorf("metadata: raft snapshot of %d bytes is corrupt", len(buf))
 	}
-	offset, recs, err := DecodeBatch(payload)
+	offset, recs, err := metadata.DecodeBatch(payload)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: raft snapshot: %w", err)
 	}
 	if offset < 0 {
-		return EmptyImage(), nil
+		return metadata.EmptyImage(), nil
 	}
-	img, err := EmptyImage().Apply(offset, recs)
+	img, err := metadata.EmptyImage().Apply(offset, recs)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: raft snapshot: %w", err)
 	}
@@ -109,13 +110,13 @@ func readImageSnapshot(r io.Reader) (*Image, error) {
 }
 
 // imageSnapshot is one image being written as a raft snapshot.
-type imageSnapshot struct{ img *Image }
+type imageSnapshot struct{ img *metadata.Image }
 
 // Persist implements raft.FSMSnapshot.
 func (s imageSnapshot) Persist(sink raft.SnapshotSink) error {
-	payload, err := EncodeBatch(s.img.Offset(), s.img.Records())
+	payload, err := metadata.EncodeBatch(s.img.Offset(), s.img.Records())
 	if err == nil {
-		_, err = sink.Write(appendFrame(nil, payload))
+		_, err = sink.Write(metadata.AppendFrame(nil, payload))
 	}
 	if err != nil {
 		sink.Cancel()
