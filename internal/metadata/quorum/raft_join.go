@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vltava/vltava/internal/metadata"
+	"maps"
 	"net"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -37,6 +38,10 @@ import (
 type joinRequest struct {
 	NodeID int32  `json:"node_id"`
 	Addr   string `json:"addr"`
+	// DirectoryID is the joiner's metadata directory id in a dynamic
+	// quorum (part of its replica key, raft_voters.go); absent in a static
+	// one.
+	DirectoryID string `json:"directory_id,omitempty"`
 }
 
 type joinResponse struct {
@@ -72,9 +77,17 @@ func (l *RaftLog) answerJoin(line []byte) joinResponse {
 	if err := json.Unmarshal(line, &req); err != nil {
 		return joinResponse{Error: "malformed join request: " + err.Error()}
 	}
+	key := ReplicaKey{ID: req.NodeID}
+	if req.DirectoryID != "" {
+		dir, err := metadata.ParseUuid(req.DirectoryID)
+		if err != nil {
+			return joinResponse{Error: "malformed join request: directory id: " + err.Error()}
+		}
+		key.DirectoryID = dir
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), joinRPCTimeout/2)
 	defer cancel()
-	err := l.AddNonvoter(ctx, req.NodeID, req.Addr)
+	err := l.addObserver(ctx, key, req.Addr)
 	switch {
 	case err == nil:
 		return joinResponse{}
@@ -125,18 +138,23 @@ func (l *RaftLog) joinLoop() {
 		}
 	}()
 	req := joinRequest{NodeID: l.cfg.NodeID, Addr: l.advertiseAddr}
-	ids := slices.Sorted(func(yield func(int32) bool) {
-		for id := range l.cfg.Voters {
-			if !yield(id) {
-				return
-			}
+	if l.localKey.DirectoryID != metadata.ZeroUuid {
+		req.DirectoryID = l.localKey.DirectoryID.String()
+	}
+	// A static quorum's voters, or a dynamic quorum's bootstrap servers
+	// (KIP-853: the controller endpoints a node finds the leader through).
+	targets := l.cfg.BootstrapServers
+	if !l.cfg.dynamic() {
+		targets = nil
+		for _, id := range slices.Sorted(maps.Keys(l.cfg.Voters)) {
+			targets = append(targets, l.cfg.Voters[id])
 		}
-	})
+	}
 	next, hint := 0, ""
 	for attempt := 0; ; attempt++ {
 		target := hint
-		if target == "" {
-			target = l.cfg.Voters[ids[next%len(ids)]]
+		if target == "" || target == l.advertiseAddr {
+			target = targets[next%len(targets)]
 			next++
 		}
 		hint = ""
@@ -167,20 +185,43 @@ func (l *RaftLog) joinLoop() {
 // kerr.NotController); it is a no-op if the node is already a member at that
 // address, and fails if id is a voter.
 func (l *RaftLog) AddNonvoter(ctx context.Context, id int32, addr string) error {
+	return l.addObserver(ctx, ReplicaKey{ID: id}, addr)
+}
+
+// addObserver is AddNonvoter for a replica key. A voter of a dynamic quorum
+// that rejoins (its log missed its own promotion) is already a member: no
+// error.
+func (l *RaftLog) addObserver(ctx context.Context, key ReplicaKey, addr string) error {
+	id := key.ID
 	if id < 0 || addr == "" {
 		return fmt.Errorf("metadata: invalid non-voter %d at %q", id, addr)
 	}
 	if !l.IsLeader() {
 		return l.notController()
 	}
-	sid := raft.ServerID(strconv.FormatInt(int64(id), 10))
+	sid := key.serverID()
 	cf := l.raft.GetConfiguration()
 	if err := waitRaft(ctx, cf); err != nil {
 		return err
 	}
 	for _, s := range cf.Configuration().Servers {
+		if other, ok := parseReplicaKey(s.ID); ok && s.ID != sid && other.ID == id {
+			// The same node with another metadata directory (KIP-853: a
+			// replaced disk is a new replica). An old observer is
+			// dropped; an old voter must be removed by the operator.
+			if s.Suffrage == raft.Voter {
+				return fmt.Errorf("metadata: node %d is a voter as replica %s; remove that voter before replica %s joins", id, other, key)
+			}
+			if err := waitRaft(ctx, l.raft.RemoveServer(s.ID, 0, timeoutOf(ctx))); err != nil {
+				return l.raftError(err)
+			}
+			continue
+		}
 		if s.ID != sid {
 			continue
+		}
+		if s.Suffrage == raft.Voter && key.DirectoryID != metadata.ZeroUuid {
+			return nil
 		}
 		if s.Suffrage == raft.Voter {
 			return fmt.Errorf("metadata: node %d is a voter; it cannot join as an observer", id)
@@ -192,6 +233,6 @@ func (l *RaftLog) AddNonvoter(ctx context.Context, id int32, addr string) error 
 	if err := waitRaft(ctx, l.raft.AddNonvoter(sid, raft.ServerAddress(addr), 0, timeoutOf(ctx))); err != nil {
 		return l.raftError(err)
 	}
-	l.logger.Info("added metadata observer", "node", id, "addr", addr)
+	l.logger.Info("added metadata observer", "replica", key.String(), "addr", addr)
 	return nil
 }

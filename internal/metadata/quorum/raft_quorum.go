@@ -2,6 +2,8 @@ package quorum
 
 import (
 	"math"
+
+	"github.com/vltava/vltava/internal/metadata"
 	"slices"
 	"time"
 
@@ -33,7 +35,13 @@ type QuorumState struct {
 
 // ReplicaState is one voter or observer of the quorum.
 type ReplicaState struct {
-	ID                    int32
+	ID int32
+	// DirectoryID is the replica's metadata directory id in a dynamic
+	// quorum (KIP-853), ZeroUuid in a static one.
+	DirectoryID metadata.Uuid
+	// Addr is the replica's raft address, its controller endpoint for a
+	// voter.
+	Addr                  string
 	LogEndOffset          int64
 	LastFetchTimestamp    int64
 	LastCaughtUpTimestamp int64
@@ -54,14 +62,15 @@ func (l *RaftLog) QuorumState() (QuorumState, error) {
 		qs.LeaderID = id
 	}
 	leader := l.IsLeader()
-	self := raftServerID(l.cfg.NodeID)
+	self := l.localKey.serverID()
 	nowMs := time.Now().UnixMilli()
 	for _, s := range cf.Configuration().Servers {
-		id, ok := parseServerID(s.ID)
+		key, ok := parseReplicaKey(s.ID)
 		if !ok {
 			continue
 		}
-		rs := ReplicaState{ID: id, LogEndOffset: -1, LastFetchTimestamp: -1, LastCaughtUpTimestamp: -1}
+		rs := ReplicaState{ID: key.ID, DirectoryID: key.DirectoryID, Addr: string(s.Address),
+			LogEndOffset: -1, LastFetchTimestamp: -1, LastCaughtUpTimestamp: -1}
 		switch {
 		case s.ID == self:
 			rs.LogEndOffset = int64(l.raft.LastIndex())

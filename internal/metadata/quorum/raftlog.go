@@ -42,12 +42,31 @@ type RaftConfig struct {
 	// voter it defaults to Voters[NodeID], otherwise to the listener's
 	// address.
 	AdvertiseAddr string
-	// Voters is controller.quorum.voters: node id -> host:port.
+	// Voters is controller.quorum.voters: node id -> host:port. Empty for
+	// a dynamic quorum (KIP-853), whose voters are in raft's configuration.
 	Voters map[int32]string
-	// Voter is true when process.roles contains "controller". A voter with
-	// an empty store bootstraps the quorum with all Voters; a non-voter
-	// (broker-only node) joins through the leader (see raft_join.go).
+	// Voter is true when process.roles contains "controller". In a static
+	// quorum a voter with an empty store bootstraps the quorum with all
+	// Voters; a non-voter (broker-only node) joins through the leader (see
+	// raft_join.go).
 	Voter bool
+	// BootstrapServers is controller.quorum.bootstrap.servers (host:port
+	// of controller listeners): set, with Voters empty, for a dynamic
+	// quorum. A node that is not a voter of its raft configuration joins
+	// as an observer through them.
+	BootstrapServers []string
+	// DirectoryID is the directory.id of the metadata log dir; with a
+	// dynamic quorum it is part of this replica's key (raft_voters.go).
+	DirectoryID metadata.Uuid
+	// InitialVoters is the voter set written by storage format
+	// (--standalone or --initial-controllers) for a dynamic quorum: an
+	// empty store is bootstrapped with exactly these voters. Empty for a
+	// node formatted with --no-initial-controllers, which joins as an
+	// observer and becomes a voter when added (AddRaftVoter).
+	InitialVoters []Member
+	// TransferTimeout bounds the leadership transfer a leader attempts
+	// before it closes; <= 0 means 5s.
+	TransferTimeout time.Duration
 	// Logger receives raft and quorum events; nil discards them.
 	Logger *slog.Logger
 	// RaftLogLevel is the lowest hashicorp/raft level passed on to Logger;
@@ -90,6 +109,8 @@ type RaftLog struct {
 	logger        *slog.Logger
 	advertiseAddr string
 
+	localKey      ReplicaKey
+
 	pub       *metadata.Publisher
 	store     *raftStore
 	stream    *raftStreamLayer
@@ -124,15 +145,23 @@ func (c *RaftConfig) setDefaults() error {
 	if c.Dir == "" {
 		return errors.New("metadata: raft dir is required")
 	}
-	if len(c.Voters) == 0 {
-		return errors.New("metadata: controller.quorum.voters is empty")
+	if len(c.Voters) == 0 && len(c.BootstrapServers) == 0 {
+		return errors.New("metadata: controller.quorum.voters and controller.quorum.bootstrap.servers are empty")
+	}
+	if len(c.Voters) > 0 && len(c.InitialVoters) > 0 {
+		return errors.New("metadata: initial voters (storage format) and controller.quorum.voters are exclusive")
+	}
+	for _, v := range c.InitialVoters {
+		if _, _, err := net.SplitHostPort(v.Addr); err != nil || v.Key.ID < 0 {
+			return fmt.Errorf("metadata: invalid initial voter %s@%s", v.Key, v.Addr)
+		}
 	}
 	for id, addr := range c.Voters {
 		if _, _, err := net.SplitHostPort(addr); err != nil || id < 0 {
 			return fmt.Errorf("metadata: invalid quorum voter %d@%s", id, addr)
 		}
 	}
-	if _, ok := c.Voters[c.NodeID]; c.Voter && !ok {
+	if _, ok := c.Voters[c.NodeID]; c.Voter && !ok && !c.dynamic() {
 		return fmt.Errorf("metadata: node %d is a controller but not in controller.quorum.voters", c.NodeID)
 	}
 	if c.Listener == nil && c.BindAddr == "" {
@@ -144,12 +173,28 @@ func (c *RaftConfig) setDefaults() error {
 	if c.SnapshotRetain <= 0 {
 		c.SnapshotRetain = 2
 	}
+	if c.TransferTimeout <= 0 {
+		c.TransferTimeout = 5 * time.Second
+	}
 	return nil
+}
+
+// dynamic reports whether the quorum is dynamic (KIP-853): its voters are
+// raft's configuration, not controller.quorum.voters.
+func (c *RaftConfig) dynamic() bool { return len(c.Voters) == 0 }
+
+// localKey is this node's replica key: with its directory id in a dynamic
+// quorum.
+func (c *RaftConfig) localKey() ReplicaKey {
+	if c.dynamic() {
+		return ReplicaKey{ID: c.NodeID, DirectoryID: c.DirectoryID}
+	}
+	return ReplicaKey{ID: c.NodeID}
 }
 
 func (c *RaftConfig) raftConfig(logger hclog.Logger) *raft.Config {
 	rc := raft.DefaultConfig()
-	rc.LocalID = raftServerID(c.NodeID)
+	rc.LocalID = c.localKey().serverID()
 	rc.Logger = logger
 	setIfPositive(&rc.HeartbeatTimeout, c.HeartbeatTimeout)
 	setIfPositive(&rc.ElectionTimeout, c.ElectionTimeout)
@@ -170,9 +215,10 @@ func setIfPositive[T int64 | uint64 | time.Duration](dst *T, v T) {
 
 func raftServerID(id int32) raft.ServerID { return raft.ServerID(strconv.FormatInt(int64(id), 10)) }
 
+// parseServerID returns the node id of a raft server id.
 func parseServerID(id raft.ServerID) (int32, bool) {
-	n, err := strconv.ParseInt(string(id), 10, 32)
-	return int32(n), err == nil
+	k, ok := parseReplicaKey(id)
+	return k.ID, ok
 }
 
 // OpenRaftLog opens (creating if needed) the raft store under cfg.Dir,
@@ -196,6 +242,7 @@ func OpenRaftLog(cfg RaftConfig) (*RaftLog, error) {
 		ready:     make(chan struct{}),
 		joinDone:  make(chan struct{}),
 		obsDone:   make(chan struct{}),
+		localKey:  cfg.localKey(),
 	}
 	hlog := newRaftLogger(l.logger, cfg.RaftLogLevel)
 
@@ -254,7 +301,7 @@ func OpenRaftLog(cfg RaftConfig) (*RaftLog, error) {
 	cleanup = append(cleanup, l.pub.Close)
 	rc := cfg.raftConfig(hlog)
 
-	if cfg.Voter {
+	if (cfg.Voter && !cfg.dynamic()) || len(cfg.InitialVoters) > 0 {
 		if err := l.bootstrapIfEmpty(rc, snaps); err != nil {
 			return fail(err)
 		}
@@ -274,10 +321,10 @@ func OpenRaftLog(cfg RaftConfig) (*RaftLog, error) {
 	})
 	r.RegisterObserver(l.observer)
 	go l.watchLeadership(obsCh)
-	if cfg.Voter {
-		close(l.joinDone)
-	} else {
+	if l.needsJoin() {
 		go l.joinLoop()
+	} else {
+		close(l.joinDone)
 	}
 	img := l.pub.Image()
 	l.logger.Info("metadata raft log opened", "dir", cfg.Dir, "voter", cfg.Voter, "addr", l.advertiseAddr,
@@ -301,6 +348,11 @@ func (l *RaftLog) bootstrapIfEmpty(rc *raft.Config, snaps raft.SnapshotStore) er
 			Suffrage: raft.Voter, ID: raftServerID(id), Address: raft.ServerAddress(l.cfg.Voters[id]),
 		})
 	}
+	for _, v := range l.cfg.InitialVoters {
+		conf.Servers = append(conf.Servers, raft.Server{
+			Suffrage: raft.Voter, ID: v.Key.serverID(), Address: raft.ServerAddress(v.Addr),
+		})
+	}
 	err = raft.BootstrapCluster(rc, l.store, l.store, snaps, l.transport, conf)
 	if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
 		return fmt.Errorf("metadata: bootstrapping raft quorum: %w", err)
@@ -319,7 +371,7 @@ func (l *RaftLog) watchLeadership(ch chan raft.Observation) {
 			return
 		case o := <-ch:
 			lo := o.Data.(raft.LeaderObservation)
-			if lo.LeaderID == raftServerID(l.cfg.NodeID) {
+			if lo.LeaderID == l.localKey.serverID() {
 				l.transport.resetProgress()
 			}
 			l.logger.Info("metadata quorum leader changed", "leader", string(lo.LeaderID), "term", l.raft.CurrentTerm())
@@ -361,6 +413,57 @@ func (l *RaftLog) LeaderEpoch() uint64 { return l.raft.CurrentTerm() }
 // raft's own channel: there is one, for one consumer, and when the consumer
 // lags only the latest transition is kept.
 func (l *RaftLog) LeaderCh() <-chan bool { return l.raft.LeaderCh() }
+
+// LeaderAddr returns the leader's raft address (its controller endpoint),
+// "" when no leader is known.
+func (l *RaftLog) LeaderAddr() string { return l.leaderAddr() }
+
+// needsJoin reports whether this node must ask the leader to add it: a
+// static quorum's non-voters, and in a dynamic quorum every node that is not
+// a voter of the raft configuration it holds (brokers, controllers
+// formatted with --no-initial-controllers, removed voters). The join is a
+// no-op on the leader for a node that is already a member.
+func (l *RaftLog) needsJoin() bool {
+	if !l.cfg.dynamic() {
+		return !l.cfg.Voter
+	}
+	ms, err := l.Members(context.Background())
+	if err != nil {
+		return true
+	}
+	m, ok := member(ms, l.localKey)
+	return !ok || !m.Voter
+}
+
+// TransferLeadership hands leadership to another voter when this node
+// leads and another voter exists, and waits up to timeout for it; it
+// reports whether leadership moved. Raft picks the most up-to-date voter.
+func (l *RaftLog) TransferLeadership(timeout time.Duration) bool {
+	if !l.IsLeader() {
+		return false
+	}
+	ms, err := l.Members(context.Background())
+	if err != nil {
+		return false
+	}
+	others := 0
+	for _, m := range ms {
+		if m.Voter && m.Key != l.localKey {
+			others++
+		}
+	}
+	if others == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := waitRaft(ctx, l.raft.LeadershipTransfer()); err != nil {
+		l.logger.Warn("metadata quorum leadership transfer failed", "err", err)
+		return false
+	}
+	l.logger.Info("metadata quorum leadership transferred before stopping")
+	return true
+}
 
 // leaderAddr returns the leader's raft address, from controller.quorum.voters
 // when the leader is a known voter.
@@ -513,10 +616,13 @@ func (l *RaftLog) Snapshot() error {
 }
 
 // Close implements Log: it shuts raft down (this node stops voting and
-// applying; the others elect a new leader if it led), closes the store and
-// delivers queued notifications.
+// applying), closes the store and delivers queued notifications. A leader
+// first hands leadership to another voter (TransferLeadership), so the
+// quorum does not wait an election timeout for a new active controller, as
+// a KRaft leader resigns on shutdown.
 func (l *RaftLog) Close() error {
 	l.closeOnce.Do(func() {
+		l.TransferLeadership(l.cfg.TransferTimeout)
 		close(l.closing)
 		<-l.joinDone
 		l.raft.DeregisterObserver(l.observer)
