@@ -109,7 +109,7 @@ type RaftLog struct {
 	logger        *slog.Logger
 	advertiseAddr string
 
-	localKey      ReplicaKey
+	localKey ReplicaKey
 
 	pub       *metadata.Publisher
 	store     *raftStore
