@@ -56,7 +56,14 @@ type ClientOptions struct {
 	// dedicated controller registers no endpoint there, and a restarted
 	// broker's image may lag for seconds).
 	Voters map[int32]string
-	Logger *slog.Logger
+	// BootstrapServers is controller.quorum.bootstrap.servers, for a
+	// dynamic quorum (KIP-853; Voters empty): the controller endpoints
+	// tried in turn when the leader is unknown.
+	BootstrapServers []string
+	// LeaderAddr, for a dynamic quorum, returns the leader's controller
+	// endpoint (its raft address), "" when unknown.
+	LeaderAddr func() string
+	Logger     *slog.Logger
 }
 
 // Client is this broker's channel to the active controller (KRaft's
@@ -73,13 +80,14 @@ type Client struct {
 	o           ClientOptions
 	logger      *slog.Logger
 	brokerEpoch atomic.Int64
-	// voterIDs is Voters' ids, sorted: the order voters are tried in.
-	voterIDs []int32
+	// fallback is the controller endpoints tried in turn when the leader
+	// is unknown: Voters' addresses in id order, or the bootstrap servers.
+	fallback []string
 
 	mu struct {
 		sync.Mutex
 		conns map[string]*rpcConn
-		// nextVoter indexes voterIDs: the voter to try next when the
+		// nextVoter indexes fallback: the endpoint to try next when the
 		// leader is unknown.
 		nextVoter int
 	}
@@ -92,7 +100,13 @@ func NewClient(o ClientOptions) *Client {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{o: o, logger: o.Logger, voterIDs: slices.Sorted(maps.Keys(o.Voters))}
+	c := &Client{o: o, logger: o.Logger}
+	for _, id := range slices.Sorted(maps.Keys(o.Voters)) {
+		c.fallback = append(c.fallback, o.Voters[id])
+	}
+	if len(c.fallback) == 0 {
+		c.fallback = slices.Clone(o.BootstrapServers)
+	}
 	c.mu.conns = map[string]*rpcConn{}
 	c.brokerEpoch.Store(-1)
 	return c
@@ -124,19 +138,23 @@ func (c *Client) ControllerID() (int32, bool) { return c.o.Quorum.LeaderID() }
 // call (tried holds the addresses that did), in which case the next voter in
 // turn that has not. Once every voter has failed, it starts over.
 func (c *Client) controllerConn(tried map[string]bool) (*rpcConn, error) {
-	if len(c.voterIDs) == 0 {
-		return nil, fmt.Errorf("%w: no controller.quorum.voters to reach the controller at", kerr.NotController)
+	if len(c.fallback) == 0 {
+		return nil, fmt.Errorf("%w: no controller.quorum.voters or controller.quorum.bootstrap.servers to reach the controller at", kerr.NotController)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pick := func() string {
-		if id, ok := c.o.Quorum.LeaderID(); ok {
+		if c.o.LeaderAddr != nil {
+			if a := c.o.LeaderAddr(); a != "" && !tried[a] {
+				return a
+			}
+		} else if id, ok := c.o.Quorum.LeaderID(); ok {
 			if a, ok := c.o.Voters[id]; ok && !tried[a] {
 				return a
 			}
 		}
-		for range c.voterIDs {
-			a := c.o.Voters[c.voterIDs[c.mu.nextVoter%len(c.voterIDs)]]
+		for range c.fallback {
+			a := c.fallback[c.mu.nextVoter%len(c.fallback)]
 			c.mu.nextVoter++
 			if !tried[a] {
 				return a

@@ -22,12 +22,17 @@ const MetaPropertiesFile = "meta.properties"
 //	version=1
 //	cluster.id=<22-char base64 uuid>
 //	node.id=<int>
+//	directory.id=<22-char base64 uuid>
 //
 // It ties a log dir to one cluster and one node so a disk moved between
-// machines or clusters is refused instead of silently served.
+// machines or clusters is refused instead of silently served. directory.id
+// (KIP-858) names the dir itself; the metadata log dir's is part of the
+// node's replica key in a dynamic metadata quorum (KIP-853). Files written
+// before directory ids have none (ZeroUuid).
 type MetaProperties struct {
-	ClusterID string
-	NodeID    int32
+	ClusterID   string
+	NodeID      int32
+	DirectoryID Uuid
 }
 
 // LoadOrCreateMetaProperties reads meta.properties in each of dirs,
@@ -67,7 +72,9 @@ func LoadOrCreateMetaProperties(dirs []string, nodeID int32) (MetaProperties, er
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return MetaProperties{}, err
 		}
-		if err := WriteMetaProperties(filepath.Join(dir, MetaPropertiesFile), mp); err != nil {
+		dmp := mp
+		dmp.DirectoryID = NewUuid()
+		if err := WriteMetaProperties(filepath.Join(dir, MetaPropertiesFile), dmp); err != nil {
 			return MetaProperties{}, err
 		}
 	}
@@ -94,6 +101,11 @@ func ReadMetaProperties(path string) (MetaProperties, error) {
 		return MetaProperties{}, fmt.Errorf("metadata: %s: invalid node.id %q", path, props["node.id"])
 	}
 	mp.NodeID = int32(id)
+	if v, ok := props["directory.id"]; ok {
+		if mp.DirectoryID, err = ParseUuid(v); err != nil {
+			return MetaProperties{}, fmt.Errorf("metadata: %s: invalid directory.id %q", path, v)
+		}
+	}
 	return mp, nil
 }
 
@@ -101,6 +113,9 @@ func ReadMetaProperties(path string) (MetaProperties, error) {
 func WriteMetaProperties(path string, mp MetaProperties) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "#\n#Written by vltava\nversion=1\ncluster.id=%s\nnode.id=%d\n", mp.ClusterID, mp.NodeID)
+	if mp.DirectoryID != ZeroUuid {
+		fmt.Fprintf(&b, "directory.id=%s\n", mp.DirectoryID)
+	}
 	return writeFileAtomic(path, b.Bytes())
 }
 

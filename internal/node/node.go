@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,13 +94,23 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 			return nil, fmt.Errorf("log dir %s: %w", d, err)
 		}
 	}
-	mp, err := metadata.LoadOrCreateMetaProperties(cfg.LogDirs, cfg.NodeID)
+	mode, err := modeOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var mp metadata.MetaProperties
+	var initialVoters []quorum.Member
+	if mode == dynamicQuorum {
+		mp, initialVoters, err = dynamicStorage(cfg)
+	} else {
+		mp, err = metadata.LoadOrCreateMetaProperties(cfg.LogDirs, cfg.NodeID)
+	}
 	if err != nil {
 		return nil, err
 	}
 	n.clusterID = mp.ClusterID
 
-	if n.meta, err = openQuorum(cfg, log.With("component", "metadata")); err != nil {
+	if n.meta, err = openQuorum(cfg, mode, mp, initialVoters, log.With("component", "metadata")); err != nil {
 		return nil, fmt.Errorf("opening metadata quorum: %w", err)
 	}
 	n.controller = rules.NewController(n.meta, rules.ControllerConfig{
@@ -126,14 +137,23 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		})
 	}
 	voters := quorumVoters(cfg)
-	if len(cfg.Voters) == 0 {
+	var bootstrap []string
+	var leaderAddr func() string
+	switch mode {
+	case zeroConfigQuorum:
 		// A single node's raft address is a placeholder; its controller
 		// endpoint is wherever the quorum port was bound.
 		voters[cfg.NodeID] = n.meta.ControllerListener().Addr().String()
+	case dynamicQuorum:
+		// The voters are raft's configuration: the leader's raft address
+		// is its controller endpoint; the bootstrap servers are where to
+		// look when no leader is known.
+		voters, bootstrap, leaderAddr = nil, bootstrapServers(cfg), n.meta.LeaderAddr
 	}
 	n.channel = controller.NewClient(controller.ClientOptions{
 		NodeID: cfg.NodeID, Quorum: n.meta, Active: n.active, Controller: n.controller,
-		Voters: voters, Logger: log.With("component", "controller-channel"),
+		Voters: voters, BootstrapServers: bootstrap, LeaderAddr: leaderAddr,
+		Logger: log.With("component", "controller-channel"),
 	})
 	if !isBroker(cfg) {
 		if err := n.startControllerOnly(); err != nil {
@@ -281,7 +301,11 @@ func (n *Node) adoptClusterID(img *metadata.Image) {
 	}
 	for _, d := range n.cfg.LogDirs {
 		path := filepath.Join(d, metadata.MetaPropertiesFile)
-		if err := metadata.WriteMetaProperties(path, metadata.MetaProperties{ClusterID: id, NodeID: n.cfg.NodeID}); err != nil {
+		mp := metadata.MetaProperties{ClusterID: id, NodeID: n.cfg.NodeID}
+		if old, err := metadata.ReadMetaProperties(path); err == nil {
+			mp.DirectoryID = old.DirectoryID
+		}
+		if err := metadata.WriteMetaProperties(path, mp); err != nil {
 			n.log.Error("recording the cluster id", "path", path, "err", err)
 			return
 		}
@@ -366,10 +390,10 @@ func quorumVoters(cfg *config.Broker) map[int32]string {
 // voters are configured. Raft listens on the controller listener's address
 // (controller.listener.names in listeners), else on the voter address; a
 // broker-only node listens next to its advertised host on an ephemeral port.
-func openQuorum(cfg *config.Broker, log *slog.Logger) (*quorum.RaftLog, error) {
+func openQuorum(cfg *config.Broker, mode quorumMode, mp metadata.MetaProperties, initialVoters []quorum.Member, log *slog.Logger) (*quorum.RaftLog, error) {
 	rc := quorum.RaftConfig{
 		NodeID: cfg.NodeID,
-		Dir:    filepath.Join(cfg.MetadataLogDir, metadata.MetadataPartitionDir),
+		Dir:    raftDir(cfg),
 		Voter:  isController(cfg),
 		Voters: quorumVoters(cfg),
 		Logger: log,
@@ -382,6 +406,21 @@ func openQuorum(cfg *config.Broker, log *slog.Logger) (*quorum.RaftLog, error) {
 		}
 	}
 	switch {
+	case mode == dynamicQuorum:
+		dynamicRaftConfig(cfg, &rc, mp, initialVoters)
+		switch {
+		case ctrlListener != nil:
+			rc.BindAddr = ctrlListener.Addr()
+		case rc.Voter:
+			return nil, fmt.Errorf("node %d is a controller (process.roles) but listeners has no controller listener (controller.listener.names=%s) for the metadata quorum", cfg.NodeID, strings.Join(cfg.ControllerListenerNames, ","))
+		default:
+			host := "127.0.0.1"
+			if len(cfg.AdvertisedListeners) > 0 && cfg.AdvertisedListeners[0].Host != "" {
+				host = cfg.AdvertisedListeners[0].Host
+			}
+			rc.BindAddr = net.JoinHostPort(host, "0")
+		}
+		electionTimeout(cfg, &rc)
 	case len(cfg.Voters) == 0:
 		// A single-node cluster: one voter, which elects itself at once.
 		rc.Voter = true
