@@ -32,6 +32,8 @@ const (
 	suiteGroupU  = "coordinator (`internal/group`)"
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
+	suiteQuorum  = "quorum: in-process dynamic quorum (`internal/metadata/quorum/raft_voters_test.go`)"
+	suiteCluster = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -52,8 +54,14 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteCtrl}},
 	kmsg.ListPartitionReassignments: {"KIP-455: replicas, adding and removing replicas; forwarded",
 		[]string{suiteCtrl}},
-	kmsg.DescribeQuorum: {"KIP-595/836 on the quorum leader (brokers forward); offsets are raft log indexes",
-		[]string{suiteCtrl}},
+	kmsg.DescribeQuorum: {"KIP-595/836/853 on the quorum leader (brokers forward); voters and observers with directory ids, voter endpoints (v2); offsets are raft log indexes",
+		[]string{suiteCtrl, suiteCluster}},
+	kmsg.AddRaftVoter: {"KIP-853: an observer of a dynamic quorum becomes a voter; answered once committed; forwarded to the quorum leader",
+		[]string{suiteQuorum, suiteCluster}},
+	kmsg.RemoveRaftVoter: {"KIP-853: a voter (id + directory id) becomes an observer; forwarded to the quorum leader",
+		[]string{suiteQuorum, suiteCluster}},
+	kmsg.UpdateRaftVoter: {"KIP-853: a voter's controller endpoint; forwarded to the quorum leader",
+		[]string{suiteQuorum}},
 	kmsg.AlterPartition: {"controller API: ISR changes from partition leaders, Kafka's validation codes",
 		[]string{suiteCtrl}},
 	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up",

@@ -428,6 +428,12 @@ func hasNotController(r kmsg.Response) bool {
 		}
 	case *kmsg.ListPartitionReassignmentsResponse:
 		return resp.ErrorCode == nc
+	case *kmsg.AddRaftVoterResponse:
+		return resp.ErrorCode == nc
+	case *kmsg.RemoveRaftVoterResponse:
+		return resp.ErrorCode == nc
+	case *kmsg.UpdateRaftVoterResponse:
+		return resp.ErrorCode == nc
 	}
 	return false
 }
