@@ -354,5 +354,6 @@ func newClusterCommand() *cobra.Command {
 			return printQuorum(e.stdout, d.Quorum)
 		},
 	})
+	addQuorumCommands(cmd)
 	return cmd
 }

@@ -103,7 +103,7 @@ func WriteBootstrapVoters(dir string, voters []Member) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(b.Bytes()); err == nil {
+	if _, err = f.Write(b.Bytes()); err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
