@@ -49,8 +49,8 @@ with --cluster-id alone.`,
   vltava storage format --config controller2.properties --cluster-id MkU3OEVBNTcwNTJENDM2Qk --no-initial-controllers`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if configFile == "" {
-				return errors.New("--config is required")
+			if configFile == "" && len(overrides) == 0 {
+				return errors.New("--config (or --override) is required")
 			}
 			cfg, _, err := config.LoadBroker(configFile, overrides)
 			if err != nil {
@@ -113,8 +113,8 @@ func newStorageInfoCommand() *cobra.Command {
 		Short: "Show the meta.properties of each log dir",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if configFile == "" {
-				return errors.New("--config is required")
+			if configFile == "" && len(overrides) == 0 {
+				return errors.New("--config (or --override) is required")
 			}
 			cfg, _, err := config.LoadBroker(configFile, overrides)
 			if err != nil {
