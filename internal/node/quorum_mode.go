@@ -268,7 +268,7 @@ func formatVoters(voters []quorum.Member) string {
 func dynamicRaftConfig(cfg *config.Broker, rc *quorum.RaftConfig, mp metadata.MetaProperties, voters []quorum.Member) {
 	rc.Voters = nil
 	rc.BootstrapServers = bootstrapServers(cfg)
-	rc.DirectoryID = mp.DirectoryID
+	rc.DirectoryID, rc.ClusterID = mp.DirectoryID, mp.ClusterID
 	rc.InitialVoters = voters
 	if self := controllerEndpoint(cfg); isController(cfg) && self != "" {
 		rc.AdvertiseAddr = self

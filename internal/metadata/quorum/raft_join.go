@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // The join RPC lets a broker-only node (a raft non-voter) enter the quorum
@@ -42,6 +43,11 @@ type joinRequest struct {
 	// quorum (part of its replica key, raft_voters.go); absent in a static
 	// one.
 	DirectoryID string `json:"directory_id,omitempty"`
+	// ClusterID is the joiner's meta.properties cluster.id in a dynamic
+	// quorum: a node formatted for another cluster is refused
+	// (INCONSISTENT_CLUSTER_ID, as a KRaft leader answers its fetches)
+	// rather than merged into this one.
+	ClusterID string `json:"cluster_id,omitempty"`
 }
 
 type joinResponse struct {
@@ -84,6 +90,16 @@ func (l *RaftLog) answerJoin(line []byte) joinResponse {
 			return joinResponse{Error: "malformed join request: directory id: " + err.Error()}
 		}
 		key.DirectoryID = dir
+	}
+	if req.ClusterID != "" && l.cfg.dynamic() {
+		cur := l.pub.Image().ClusterID()
+		if cur == "" {
+			cur = l.cfg.ClusterID
+		}
+		if cur != "" && cur != req.ClusterID {
+			return joinResponse{Error: fmt.Sprintf("%s: node %d was formatted with cluster id %s, but this cluster's id is %s",
+				kerr.InconsistentClusterID.Message, req.NodeID, req.ClusterID, cur)}
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), joinRPCTimeout/2)
 	defer cancel()
@@ -140,6 +156,7 @@ func (l *RaftLog) joinLoop() {
 	req := joinRequest{NodeID: l.cfg.NodeID, Addr: l.advertiseAddr}
 	if l.localKey.DirectoryID != metadata.ZeroUuid {
 		req.DirectoryID = l.localKey.DirectoryID.String()
+		req.ClusterID = l.cfg.ClusterID
 	}
 	// A static quorum's voters, or a dynamic quorum's bootstrap servers
 	// (KIP-853: the controller endpoints a node finds the leader through).
@@ -221,7 +238,12 @@ func (l *RaftLog) addObserver(ctx context.Context, key ReplicaKey, addr string) 
 			continue
 		}
 		if s.Suffrage == raft.Voter && key.DirectoryID != metadata.ZeroUuid {
-			return nil
+			if string(s.Address) == addr {
+				return nil
+			}
+			// A voter whose controller endpoint changed (KIP-853's
+			// UpdateRaftVoter at start-up): raft must dial it there.
+			return l.UpdateVoter(ctx, key, addr)
 		}
 		if s.Suffrage == raft.Voter {
 			return fmt.Errorf("metadata: node %d is a voter; it cannot join as an observer", id)

@@ -2,7 +2,10 @@ package quorum
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +114,19 @@ func TestDynamicQuorumAddRemoveVoters(t *testing.T) {
 		t.Fatalf("quorum state %+v, %v", qs, err)
 	}
 
+	// UpdateRaftVoter: a voter's new endpoint is recorded; a replica that
+	// is not a voter is VOTER_NOT_FOUND.
+	if err := n1.log.UpdateVoter(ctx, stranger, "127.0.0.1:1"); !errors.Is(err, kerr.VoterNotFound) {
+		t.Fatalf("updating a non-voter: %v, want VOTER_NOT_FOUND", err)
+	}
+	moved := "localhost:" + n1.addr[strings.LastIndexByte(n1.addr, ':')+1:]
+	if err := n1.log.UpdateVoter(ctx, n1.key, moved); err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := n1.log.Members(ctx); !slices.ContainsFunc(ms, func(m Member) bool { return m.Key == n1.key && m.Addr == moved }) {
+		t.Fatalf("members after the update: %+v", ms)
+	}
+
 	// Removing with the wrong directory id is VOTER_NOT_FOUND.
 	if err := n1.log.RemoveVoter(ctx, ReplicaKey{ID: 3, DirectoryID: metadata.NewUuid()}); !errors.Is(err, kerr.VoterNotFound) {
 		t.Fatalf("removing an unknown replica: %v, want VOTER_NOT_FOUND", err)
@@ -137,6 +153,14 @@ func TestDynamicQuorumAddRemoveVoters(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "a new leader after the leader removed itself", n2.log.IsLeader)
+	// The old leader, now an observer, still applies the log.
+	if _, err := n2.log.Commit(ctx, topicRecords("after-self-removal", metadata.NewUuid(), 1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the demoted leader to apply", func() bool {
+		_, ok := n1.log.Image().Topic("after-self-removal")
+		return ok
+	})
 	if err := n2.log.RemoveVoter(ctx, n2.key); !errors.Is(err, kerr.InvalidRequest) {
 		t.Fatalf("removing the only voter: %v, want INVALID_REQUEST", err)
 	}
@@ -195,4 +219,34 @@ func TestLeaderTransfersLeadershipOnClose(t *testing.T) {
 		return false
 	})
 	t.Logf("new leader %v after the old one stopped", time.Since(start))
+}
+
+// TestDynamicJoinRefusesAnotherCluster: a node formatted with another
+// cluster id is not merged into this quorum.
+func TestDynamicJoinRefusesAnotherCluster(t *testing.T) {
+	n1 := newDynamicNode(t, 1)
+	ln := listenLoopback(t)
+	n1.addr = ln.Addr().String()
+	ln.Close()
+	cfg := testRaftConfig()
+	cfg.NodeID, cfg.DirectoryID, cfg.Dir, cfg.Voter = 1, n1.key.DirectoryID, n1.dir, true
+	cfg.BindAddr, cfg.AdvertiseAddr, cfg.BootstrapServers = n1.addr, n1.addr, []string{n1.addr}
+	cfg.InitialVoters = []Member{{Key: n1.key, Addr: n1.addr, Voter: true}}
+	cfg.ClusterID = metadata.NewUuid().String()
+	l, err := OpenRaftLog(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	waitFor(t, 10*time.Second, "standalone voter to lead", l.IsLeader)
+	join := func(clusterID string) joinResponse {
+		line, _ := json.Marshal(joinRequest{NodeID: 2, Addr: "127.0.0.1:1", DirectoryID: metadata.NewUuid().String(), ClusterID: clusterID})
+		return l.answerJoin(line)
+	}
+	if resp := join(metadata.NewUuid().String()); !strings.Contains(resp.Error, "INCONSISTENT_CLUSTER_ID") {
+		t.Fatalf("join from another cluster: %+v", resp)
+	}
+	if resp := join(cfg.ClusterID); resp.Error != "" {
+		t.Fatalf("join from this cluster: %+v", resp)
+	}
 }

@@ -64,6 +64,9 @@ type RaftConfig struct {
 	// node formatted with --no-initial-controllers, which joins as an
 	// observer and becomes a voter when added (AddRaftVoter).
 	InitialVoters []Member
+	// ClusterID is meta.properties' cluster.id; in a dynamic quorum the
+	// join RPC refuses nodes formatted with another one.
+	ClusterID string
 	// TransferTimeout bounds the leadership transfer a leader attempts
 	// before it closes; <= 0 means 5s.
 	TransferTimeout time.Duration
@@ -195,6 +198,10 @@ func (c *RaftConfig) localKey() ReplicaKey {
 func (c *RaftConfig) raftConfig(logger hclog.Logger) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = c.localKey().serverID()
+	// A voter removed from the quorum (RemoveRaftVoter demotes it) keeps
+	// running as an observer, as KIP-853's removed voters keep fetching;
+	// raft's default would shut a demoted leader's raft down.
+	rc.ShutdownOnRemove = false
 	rc.Logger = logger
 	setIfPositive(&rc.HeartbeatTimeout, c.HeartbeatTimeout)
 	setIfPositive(&rc.ElectionTimeout, c.ElectionTimeout)
@@ -431,8 +438,10 @@ func (l *RaftLog) needsJoin() bool {
 	if err != nil {
 		return true
 	}
+	// A voter whose address changed joins too: the leader then updates
+	// its address (raft_join.go).
 	m, ok := member(ms, l.localKey)
-	return !ok || !m.Voter
+	return !ok || !m.Voter || m.Addr != l.advertiseAddr
 }
 
 // TransferLeadership hands leadership to another voter when this node
