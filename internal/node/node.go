@@ -584,6 +584,12 @@ func (n *Node) closeAll(controlled bool) error {
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
 	}
+	if controlled && n.meta != nil {
+		// A leader hands the quorum to another voter while its
+		// controller endpoint still answers, so the brokers move to the
+		// new active controller without waiting for an election timeout.
+		n.meta.TransferLeadership(controlledShutdownTimeout / 2)
+	}
 	if n.quorumServer != nil {
 		// Last before the controller duties stop: while this node still
 		// leads the quorum, the other brokers' heartbeats and controlled

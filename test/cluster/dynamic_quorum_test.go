@@ -176,6 +176,11 @@ func TestDynamicQuorumAddRemoveVoterUnderLoad(t *testing.T) {
 	if !strings.Contains(status, "CurrentVoters:") || !strings.Contains(status, `"id":4`) {
 		t.Errorf("describe --status:\n%s", status)
 	}
+	// The same straight from a controller endpoint.
+	repl := c.runTool("cluster", "describe", "--replication", "--bootstrap-controller", c.topo.controllerAddr(1))
+	if !strings.Contains(repl, dir4) || !strings.Contains(repl, "Observer") || !strings.Contains(repl, "Leader") {
+		t.Errorf("describe --replication --bootstrap-controller:\n%s", repl)
+	}
 	if err := kp.Stop(); err != nil {
 		t.Error(err)
 	}
@@ -230,4 +235,22 @@ func TestDynamicQuorumRefusesUnformattedNode(t *testing.T) {
 	if runErr == nil || !strings.Contains(string(out), "vltava storage format") || !strings.Contains(string(out), "--no-initial-controllers") {
 		t.Fatalf("exit %v; want a refusal naming `vltava storage format`:\n%s", runErr, tailLines(string(out), 30))
 	}
+}
+
+// TestCleanStopOfQuorumLeaderTransfersLeadership stops the metadata quorum
+// leader with SIGTERM, with election timeouts of 5 s: the remaining voters
+// have a new leader well before a follower could even notice the silence,
+// because the stopping leader hands leadership over first.
+func TestCleanStopOfQuorumLeaderTransfersLeadership(t *testing.T) {
+	c := StartCluster(t, WithOverride("controller.quorum.election.timeout.ms", "5000"))
+	q := c.waitQuorum(60*time.Second, "a quorum leader", func(q quorumView) bool { return q.leader > 0 })
+	old := q.leader
+	if err := c.Node(old).Stop(30 * time.Second); err != nil {
+		t.Fatalf("node %d after SIGTERM: %v", old, err)
+	}
+	stopped := time.Now()
+	q = c.waitQuorum(4*time.Second, "a new quorum leader right after the old one stopped", func(q quorumView) bool {
+		return q.leader > 0 && q.leader != old
+	})
+	logf(t, "quorum leader %d stopped; %d leads %v later", old, q.leader, time.Since(stopped).Round(time.Millisecond))
 }
