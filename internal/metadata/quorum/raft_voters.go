@@ -109,8 +109,14 @@ func member(ms []Member, key ReplicaKey) (Member, bool) {
 	return Member{}, false
 }
 
-// leaderMembers checks that this node leads and returns the configuration.
+// leaderMembers checks that this node leads a dynamic quorum and returns
+// the configuration. A static quorum's voters are controller.quorum.voters
+// on every node, so changing them at run time would contradict the
+// configs: UNSUPPORTED_VERSION, as Kafka answers with kraft.version 0.
 func (l *RaftLog) leaderMembers(ctx context.Context) ([]Member, error) {
+	if !l.cfg.dynamic() {
+		return nil, fmt.Errorf("%w: the metadata quorum is static (controller.quorum.voters); its voters change only with the config of every node; a dynamic quorum (controller.quorum.bootstrap.servers, formatted with vltava storage format) supports voter changes", kerr.UnsupportedVersion)
+	}
 	if !l.IsLeader() {
 		return nil, l.notController()
 	}
