@@ -6,7 +6,9 @@ package broker
 // endpoint among its listeners. Answered by the quorum leader; other nodes
 // forward it. Errors: DUPLICATE_VOTER (already a voter), REQUEST_TIMED_OUT
 // (the replica is not an observer yet, or the change did not commit within
-// TimeoutMillis), INCONSISTENT_CLUSTER_ID, NOT_CONTROLLER. v1's
+// TimeoutMillis), INCONSISTENT_CLUSTER_ID, NOT_CONTROLLER, and
+// UNSUPPORTED_VERSION on a static quorum (controller.quorum.voters), as
+// Kafka answers with kraft.version 0. v1's
 // AckWhenCommitted=false lets Kafka answer before the change commits; we
 // always answer once it has committed, which that version also allows.
 

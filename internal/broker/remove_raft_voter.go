@@ -5,7 +5,8 @@ package broker
 // observer while it runs. Answered by the quorum leader (which steps down
 // if it removed itself); other nodes forward it. Errors: VOTER_NOT_FOUND
 // (no voter with that id and directory id), INVALID_REQUEST (the last
-// voter), INCONSISTENT_CLUSTER_ID, NOT_CONTROLLER.
+// voter), INCONSISTENT_CLUSTER_ID, NOT_CONTROLLER, UNSUPPORTED_VERSION (a
+// static quorum).
 
 import (
 	"context"

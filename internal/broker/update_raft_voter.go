@@ -4,7 +4,8 @@ package broker
 // quorum reports its controller endpoint (after its listeners changed);
 // the leader records it in the voter set. Answered by the quorum leader;
 // other nodes forward it. Errors: VOTER_NOT_FOUND, INVALID_REQUEST (no
-// usable listener), INCONSISTENT_CLUSTER_ID, NOT_CONTROLLER.
+// usable listener), INCONSISTENT_CLUSTER_ID, NOT_CONTROLLER,
+// UNSUPPORTED_VERSION (a static quorum).
 // CurrentLeaderEpoch and KRaftVersionFeature are not checked: the voter set
 // is always the dynamic kind here (kraft.version 1).
 

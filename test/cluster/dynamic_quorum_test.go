@@ -254,3 +254,22 @@ func TestCleanStopOfQuorumLeaderTransfersLeadership(t *testing.T) {
 	})
 	logf(t, "quorum leader %d stopped; %d leads %v later", old, q.leader, time.Since(stopped).Round(time.Millisecond))
 }
+
+// TestDynamicQuorumBrokerOnlyObserver: a broker-only node of a dynamic
+// quorum, formatted with --cluster-id alone, finds the leader through
+// controller.quorum.bootstrap.servers, replicates the metadata log as an
+// observer and serves as a broker.
+func TestDynamicQuorumBrokerOnlyObserver(t *testing.T) {
+	c := StartCluster(t, WithNodes(4), WithBrokerOnly(4), WithDynamicQuorum())
+	q := c.waitQuorum(30*time.Second, "node 4 an observer of three voters", func(q quorumView) bool {
+		_, ok := q.observers[4]
+		return ok && sameIDs(q.voters, 1, 2, 3)
+	})
+	logf(t, "%v", q)
+	view := c.createTopic("on-four", 4, 4, nil)
+	for _, p := range view.Partitions {
+		if !slices.Contains(p.Replicas, 4) {
+			t.Fatalf("partition %+v does not use broker 4", p)
+		}
+	}
+}
