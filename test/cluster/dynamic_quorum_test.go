@@ -266,6 +266,14 @@ func TestDynamicQuorumBrokerOnlyObserver(t *testing.T) {
 		return ok && sameIDs(q.voters, 1, 2, 3)
 	})
 	logf(t, "%v", q)
+	// storage info shows what format wrote.
+	args := []string{"storage", "info"}
+	for _, p := range c.config(c.Node(1)) {
+		args = append(args, "--override", p[0]+"="+p[1])
+	}
+	if info := c.runTool(args...); !strings.Contains(info, "directory.id=") || !strings.Contains(info, "initial controllers: 1@") {
+		t.Errorf("storage info of node 1:\n%s", info)
+	}
 	view := c.createTopic("on-four", 4, 4, nil)
 	for _, p := range view.Partitions {
 		if !slices.Contains(p.Replicas, 4) {

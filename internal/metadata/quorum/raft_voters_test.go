@@ -250,3 +250,64 @@ func TestDynamicJoinRefusesAnotherCluster(t *testing.T) {
 		t.Fatalf("join from this cluster: %+v", resp)
 	}
 }
+
+// TestDynamicVoterEndpointMovesOnRestart: a voter restarted on another
+// controller endpoint tells the leader (the join RPC, as KIP-853 voters
+// send UpdateRaftVoter at start-up), which records the new address, so raft
+// reaches it there and it stays a voter.
+func TestDynamicVoterEndpointMovesOnRestart(t *testing.T) {
+	nodes := []*dynamicNode{newDynamicNode(t, 1), newDynamicNode(t, 2), newDynamicNode(t, 3)}
+	var initial []Member
+	var bootstrap []string
+	for _, n := range nodes {
+		ln := listenLoopback(t)
+		n.addr = ln.Addr().String()
+		ln.Close()
+		initial = append(initial, Member{Key: n.key, Addr: n.addr, Voter: true})
+		bootstrap = append(bootstrap, n.addr)
+	}
+	for _, n := range nodes {
+		openDynamic(t, n, initial, bootstrap)
+	}
+	leader := func() *RaftLog {
+		for _, n := range nodes {
+			if n.log.IsLeader() {
+				return n.log
+			}
+		}
+		return nil
+	}
+	waitFor(t, 10*time.Second, "a leader", func() bool { return leader() != nil })
+	// Restart a follower on a new port.
+	var moved *dynamicNode
+	for _, n := range nodes {
+		if !n.log.IsLeader() {
+			moved = n
+			break
+		}
+	}
+	if err := moved.log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	moved.addr = ""
+	openDynamic(t, moved, initial, bootstrap)
+	waitFor(t, 10*time.Second, "the leader to record the moved endpoint", func() bool {
+		l := leader()
+		if l == nil {
+			return false
+		}
+		ms, err := l.Members(context.Background())
+		return err == nil && slices.ContainsFunc(ms, func(m Member) bool {
+			return m.Key == moved.key && m.Voter && m.Addr == moved.addr
+		})
+	})
+	// And raft replicates to it there.
+	l := leader()
+	if _, err := l.Commit(context.Background(), topicRecords("after-move", metadata.NewUuid(), 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the moved voter to apply", func() bool {
+		_, ok := moved.log.Image().Topic("after-move")
+		return ok
+	})
+}
