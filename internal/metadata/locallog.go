@@ -14,10 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// Log is the seam under the Controller: committed records are applied, in
-// order, to the image of every node. LocalLog implements it for a single node;
-// a Raft-backed implementation (its FSM calling Image.Apply and
-// Publisher.Publish with the same batches) will implement it for a cluster.
+// Log is the seam under the controller rules (controller/rules.Controller):
+// committed records are applied, in order, to the image of every node.
+// LocalLog implements it for a single node (tests); quorum.RaftLog, whose
+// FSM calls Image.Apply and Publisher.Publish with the same batches,
+// implements it for a cluster.
 type Log interface {
 	// Commit durably appends recs as one atomic batch and returns once they
 	// are applied locally: the returned image, and Image() from then on,
