@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -273,6 +274,35 @@ func TestDynamicQuorumBrokerOnlyObserver(t *testing.T) {
 	}
 	if info := c.runTool(args...); !strings.Contains(info, "directory.id=") || !strings.Contains(info, "initial controllers: 1@") {
 		t.Errorf("storage info of node 1:\n%s", info)
+	}
+	// UpdateRaftVoter through a broker: a voter's endpoint (here its
+	// current one) is accepted; an unknown replica is VOTER_NOT_FOUND.
+	dir1, err := base64.RawURLEncoding.DecodeString(q.voters[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(dir []byte) int16 {
+		req := kmsg.NewPtrUpdateRaftVoterRequest()
+		req.VoterID = 1
+		copy(req.VoterDirectoryID[:], dir)
+		host, port, _ := strings.Cut(c.topo.controllerAddr(1), ":")
+		p, _ := strconv.Atoi(port)
+		l := kmsg.NewUpdateRaftVoterRequestListener()
+		l.Name, l.Host, l.Port = "CONTROLLER", host, uint16(p)
+		req.Listeners = append(req.Listeners, l)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := req.RequestWith(ctx, c.ClientOf([]int32{4}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.ErrorCode
+	}
+	if code := update(dir1); code != 0 {
+		t.Errorf("UpdateRaftVoter for voter 1: %v", kerr.ErrorForCode(code))
+	}
+	if code := update(make([]byte, 16)); code != kerr.VoterNotFound.Code {
+		t.Errorf("UpdateRaftVoter for an unknown replica: %v, want VOTER_NOT_FOUND", kerr.ErrorForCode(code))
 	}
 	view := c.createTopic("on-four", 4, 4, nil)
 	for _, p := range view.Partitions {
