@@ -3,14 +3,16 @@
 // Kafka API handlers and the listeners. It owns start-up and shutdown order.
 //
 // Every node, a single one included, runs the same code: a Raft metadata
-// quorum (one voter of itself when controller.quorum.voters is empty), the
+// quorum (static controller.quorum.voters, dynamic through
+// controller.quorum.bootstrap.servers, or one voter of itself when neither
+// is set; see quorum_mode.go), the
 // controller duties when it leads that quorum, and the broker lifecycle
 // (registration, heartbeats, controlled shutdown) against whichever node is
 // the active controller.
 //
 // process.roles picks the parts: a controller (a raft voter) runs the
 // controller duties and serves the controller APIs on its quorum port
-// (controller.quorum.voters host:port, behind quorum.ControllerRPCByte),
+// (its controller listener, behind quorum.ControllerRPCByte),
 // where brokers reach it; a broker runs the partitions, the group
 // coordinator, the client listeners and the lifecycle. A dedicated
 // controller (process.roles=controller) is not a broker: it never
@@ -386,8 +388,10 @@ func quorumVoters(cfg *config.Broker) map[int32]string {
 }
 
 // openQuorum opens the metadata log: a raft quorum of controller.quorum.voters
-// (this node votes if it is a controller), or of this node alone when no
-// voters are configured. Raft listens on the controller listener's address
+// (this node votes if it is a controller), a dynamic quorum found through
+// controller.quorum.bootstrap.servers (voters from storage format or added
+// later), or of this node alone when neither is configured. Raft listens on
+// the controller listener's address
 // (controller.listener.names in listeners), else on the voter address; a
 // broker-only node listens next to its advertised host on an ephemeral port.
 func openQuorum(cfg *config.Broker, mode quorumMode, mp metadata.MetaProperties, initialVoters []quorum.Member, log *slog.Logger) (*quorum.RaftLog, error) {
