@@ -90,8 +90,8 @@ controller listener are read from that config.`,
 		Example: `  vltava cluster add-controller --controller.config controller4.properties --bootstrap-server localhost:9092`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if controllerConfig == "" {
-				return errors.New("--controller.config is required")
+			if controllerConfig == "" && len(overrides) == 0 {
+				return errors.New("--controller.config (or --override) is required")
 			}
 			cfg, _, err := config.LoadBroker(controllerConfig, overrides)
 			if err != nil {
