@@ -16,21 +16,28 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// The join RPC lets a broker-only node (a raft non-voter) enter the quorum
-// without the voters knowing its address in advance, as a KRaft broker
-// finds the controllers from controller.quorum.voters alone. It runs on the
-// controller listener port, multiplexed with raft's own RPCs (see
-// raftStreamLayer):
+// The join RPC lets a node that is not a voter (a broker-only node, or in a
+// dynamic quorum a controller formatted with --no-initial-controllers or
+// removed from the voters) enter the quorum as a raft non-voter without the
+// voters knowing its address in advance, as a KRaft observer finds the
+// leader from controller.quorum.voters or controller.quorum.bootstrap.servers
+// alone. It runs on the controller listener port, multiplexed with raft's
+// own RPCs (see raftStreamLayer):
 //
-//	request:  joinRPCByte, then one JSON line {"node_id": 7, "addr": "host:port"}
+//	request:  joinRPCByte, then one JSON line {"node_id": 7, "addr": "host:port",
+//	          "directory_id": "...", "cluster_id": "..."} (the last two in a
+//	          dynamic quorum)
 //	response: one JSON line {"error": "...", "leader_addr": "host:port"}
 //
 // A voter that is the leader adds the node with raft.AddNonvoter (a no-op
 // when it is already a member at that address) and answers with no error. A
 // voter that is not the leader answers "not leader" with the leader's raft
 // address when it knows it, and the joiner asks there next. The joiner
-// retries, cycling through the voters, until a leader accepts; it rejoins on
-// every start, so a non-voter whose data was wiped comes back too.
+// retries, cycling through the voters (static) or the bootstrap servers
+// (dynamic), until a leader accepts; it rejoins on every start, so a
+// non-voter whose data was wiped comes back too. In a dynamic quorum a
+// voter whose address changed joins as well, and the leader records its new
+// address; a joiner formatted for another cluster is refused.
 //
 // hashicorp/raft pushes entries to non-voters, so unlike a Kafka broker
 // (which fetches from the controller) a broker-only node needs a listener
