@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -127,8 +128,9 @@ func (l *RaftLog) leaderMembers(ctx context.Context) ([]Member, error) {
 // listener; "" keeps the address it joined with), a voter (AddRaftVoter).
 // Errors wrap Kafka's codes: DUPLICATE_VOTER when the node is already a
 // voter, REQUEST_TIMED_OUT when the replica has not joined the quorum as an
-// observer (it must run and replicate the log first, so that adding it
-// cannot cost the quorum its majority), NOT_CONTROLLER off the leader.
+// observer or has not caught up with the log before ctx ends (it must run
+// and replicate the log first, so that adding it cannot cost the quorum its
+// majority), NOT_CONTROLLER off the leader.
 func (l *RaftLog) AddVoter(ctx context.Context, key ReplicaKey, addr string) error {
 	if key.ID < 0 {
 		return fmt.Errorf("%w: invalid voter id %d", kerr.InvalidRequest, key.ID)
@@ -149,11 +151,45 @@ func (l *RaftLog) AddVoter(ctx context.Context, key ReplicaKey, addr string) err
 	if addr == "" {
 		addr = m.Addr
 	}
+	if err := l.awaitCaughtUp(ctx, key); err != nil {
+		return err
+	}
 	if err := waitRaft(ctx, l.raft.AddVoter(key.serverID(), raft.ServerAddress(addr), 0, timeoutOf(ctx))); err != nil {
 		return l.raftError(err)
 	}
 	l.logger.Info("added metadata quorum voter", "replica", key.String(), "addr", addr)
 	return nil
+}
+
+// catchUpPoll is how often AddVoter looks at an observer's progress.
+const catchUpPoll = 20 * time.Millisecond
+
+// awaitCaughtUp waits until the observer key holds the log up to the
+// commit index as of the call, as KIP-853's leader adds a voter only once
+// it has caught up: a lagging new voter would count towards the majority
+// before it could acknowledge anything. REQUEST_TIMED_OUT when ctx ends
+// first.
+func (l *RaftLog) awaitCaughtUp(ctx context.Context, key ReplicaKey) error {
+	target := l.raft.CommitIndex()
+	tick := time.NewTicker(catchUpPoll)
+	defer tick.Stop()
+	for {
+		p, ok := l.transport.progress(key.serverID())
+		if ok && p.lastIndex >= target {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			at := uint64(0)
+			if ok {
+				at = p.lastIndex
+			}
+			return fmt.Errorf("%w: replica %s has not caught up with the metadata log (at %d of %d)", kerr.RequestTimedOut, key, at, target)
+		case <-l.closing:
+			return metadata.ErrLogClosed
+		case <-tick.C:
+		}
+	}
 }
 
 // RemoveVoter turns voter key into an observer (RemoveRaftVoter). Errors:

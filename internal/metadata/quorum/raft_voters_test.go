@@ -311,3 +311,40 @@ func TestDynamicVoterEndpointMovesOnRestart(t *testing.T) {
 		return ok
 	})
 }
+
+// TestDynamicAddVoterWaitsForCatchUp: an observer that stopped replicating
+// is not made a voter (REQUEST_TIMED_OUT), so the quorum keeps its majority
+// and goes on committing.
+func TestDynamicAddVoterWaitsForCatchUp(t *testing.T) {
+	n1, n2 := newDynamicNode(t, 1), newDynamicNode(t, 2)
+	ln := listenLoopback(t)
+	n1.addr = ln.Addr().String()
+	ln.Close()
+	openDynamic(t, n1, []Member{{Key: n1.key, Addr: n1.addr, Voter: true}}, []string{n1.addr})
+	waitFor(t, 10*time.Second, "standalone voter to lead", n1.log.IsLeader)
+	openDynamic(t, n2, nil, []string{n1.addr})
+	waitFor(t, 10*time.Second, "observer to join", func() bool {
+		_, ok := voterKeys(t, n1.log)[n2.key]
+		return ok
+	})
+	if err := n2.log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := n1.log.Commit(ctx, topicRecords("while-away", metadata.NewUuid(), 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if err := n1.log.AddVoter(short, n2.key, n2.addr); !errors.Is(err, kerr.RequestTimedOut) {
+		t.Fatalf("adding a stopped observer: %v, want REQUEST_TIMED_OUT", err)
+	}
+	if voterKeys(t, n1.log)[n2.key] {
+		t.Fatal("a stopped observer became a voter")
+	}
+	commitCtx, cancelCommit := context.WithTimeout(ctx, 5*time.Second)
+	defer cancelCommit()
+	if _, err := n1.log.Commit(commitCtx, topicRecords("still-committing", metadata.NewUuid(), 1, 1)); err != nil {
+		t.Fatalf("the quorum lost its majority: %v", err)
+	}
+}
