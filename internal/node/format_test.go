@@ -2,10 +2,12 @@ package node
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
@@ -152,5 +154,45 @@ func TestSplitConfigurationsRefused(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStandaloneRefusedBesideRunningQuorum: a second --standalone
+// controller whose bootstrap servers reach a quorum that already has a
+// leader would lead a second cluster; format (and so its first start)
+// refuses it.
+func TestStandaloneRefusedBesideRunningQuorum(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ln.Addr().String()
+	key := quorum.ReplicaKey{ID: 1, DirectoryID: metadata.NewUuid()}
+	l, err := quorum.OpenRaftLog(quorum.RaftConfig{
+		NodeID: 1, DirectoryID: key.DirectoryID, Dir: t.TempDir(), Voter: true, Listener: ln,
+		AdvertiseAddr: first, BootstrapServers: []string{first},
+		InitialVoters:    []quorum.Member{{Key: key, Addr: first, Voter: true}},
+		HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
+		LeaderLeaseTimeout: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for !l.IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatal("the first controller did not elect itself")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cfg := testConfig(t, 2, t.TempDir(), controllerKeys("127.0.0.1:19094", first+",127.0.0.1:19094")...)
+	_, err = Format(cfg, FormatOptions{ClusterID: metadata.NewUuid().String(), Standalone: true})
+	if err == nil || !strings.Contains(err.Error(), "second cluster") || !strings.Contains(err.Error(), "--no-initial-controllers") {
+		t.Fatalf("format --standalone beside a running quorum: %v", err)
+	}
+	// --no-initial-controllers is the way in.
+	if _, err := Format(cfg, FormatOptions{ClusterID: metadata.NewUuid().String(), NoInitialControllers: true}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -20,6 +20,7 @@ package node
 //     formats itself and is the one voter of its own quorum.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -27,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
@@ -251,6 +253,32 @@ func checkInitialVoters(cfg *config.Broker, dir metadata.Uuid, voters []quorum.M
 		if !listed {
 			return fmt.Errorf("node %d was formatted --standalone at %s, but controller.quorum.bootstrap.servers (%s) does not list it, so it would form a cluster of its own; add %s to controller.quorum.bootstrap.servers, or to join the quorum at those servers run `vltava storage format --config <server.properties> --cluster-id <cluster id> --no-initial-controllers --ignore-formatted` after removing %s",
 				cfg.NodeID, self.Addr, strings.Join(bootstrapServers(cfg), ","), self.Addr, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile))
+		}
+		if err := refuseSecondQuorum(cfg, self.Addr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probeTimeout bounds asking one bootstrap server who leads.
+const probeTimeout = 2 * time.Second
+
+// refuseSecondQuorum fails when another bootstrap server already belongs
+// to a quorum with a leader: a --standalone node bootstrapping now would
+// lead a second cluster beside it. Servers that do not answer are skipped
+// (on the very first start none is up yet).
+func refuseSecondQuorum(cfg *config.Broker, self string) error {
+	for _, s := range bootstrapServers(cfg) {
+		if sameEndpoint(s, self) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		leader, err := quorum.ProbeLeader(ctx, s)
+		cancel()
+		if err == nil && leader != "" && !sameEndpoint(leader, self) {
+			return fmt.Errorf("node %d was formatted --standalone, but a metadata quorum already runs (bootstrap server %s knows leader %s), so it would form a second cluster; run `vltava storage format --config <server.properties> --cluster-id <cluster id> --no-initial-controllers --ignore-formatted` after removing %s, then `vltava cluster add-controller`",
+				cfg.NodeID, s, leader, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile))
 		}
 	}
 	return nil

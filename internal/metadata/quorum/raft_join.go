@@ -55,6 +55,8 @@ type joinRequest struct {
 	// (INCONSISTENT_CLUSTER_ID, as a KRaft leader answers its fetches)
 	// rather than merged into this one.
 	ClusterID string `json:"cluster_id,omitempty"`
+	// Probe asks only who leads, adding nothing (ProbeLeader).
+	Probe bool `json:"probe,omitempty"`
 }
 
 type joinResponse struct {
@@ -89,6 +91,12 @@ func (l *RaftLog) answerJoin(line []byte) joinResponse {
 	var req joinRequest
 	if err := json.Unmarshal(line, &req); err != nil {
 		return joinResponse{Error: "malformed join request: " + err.Error()}
+	}
+	if req.Probe {
+		if _, id := l.raft.LeaderWithID(); id != "" {
+			return joinResponse{LeaderAddr: l.leaderAddr()}
+		}
+		return joinResponse{}
 	}
 	key := ReplicaKey{ID: req.NodeID}
 	if req.DirectoryID != "" {
@@ -145,6 +153,20 @@ func callJoin(ctx context.Context, addr string, req joinRequest) (joinResponse, 
 		return joinResponse{}, fmt.Errorf("malformed join response: %w", err)
 	}
 	return resp, nil
+}
+
+// ProbeLeader asks the quorum member at addr (a controller endpoint) which
+// node it knows as leader, without joining: the raft address of the leader,
+// "" when it knows none. Start-up uses it to refuse a second quorum.
+func ProbeLeader(ctx context.Context, addr string) (string, error) {
+	resp, err := callJoin(ctx, addr, joinRequest{Probe: true})
+	if err != nil {
+		return "", err
+	}
+	if resp.Error != "" {
+		return "", errors.New(resp.Error)
+	}
+	return resp.LeaderAddr, nil
 }
 
 // joinLoop runs on a non-voter until a leader has added it or the log
