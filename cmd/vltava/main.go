@@ -19,6 +19,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServerCommand())
+	root.AddCommand(newStorageCommand())
 	root.AddCommand(cli.Commands()...)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "vltava:", err)

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -30,11 +30,11 @@ func (b *Broker) handleAllocateProducerIDs(ctx context.Context, r *server.Reques
 		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
 		return resp, nil
 	}
-	first, err := b.controller.AllocateProducerIDs(ctx, req.BrokerID, metadata.ProducerIDBlockSize)
+	first, err := b.controller.AllocateProducerIDs(ctx, req.BrokerID, rules.ProducerIDBlockSize)
 	if err != nil {
 		resp.ErrorCode = b.errCode(err)
 		return resp, nil
 	}
-	resp.ProducerIDStart, resp.ProducerIDLen = first, metadata.ProducerIDBlockSize
+	resp.ProducerIDStart, resp.ProducerIDLen = first, rules.ProducerIDBlockSize
 	return resp, nil
 }

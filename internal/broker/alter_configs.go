@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -82,18 +83,18 @@ func (b *Broker) replaceConfigs(ctx context.Context, typ int8, name string, next
 	if err != nil {
 		return err
 	}
-	var changes []metadata.ConfigChange
+	var changes []rules.ConfigChange
 	changed := make(map[string]string)
 	for k, v := range next {
 		if old, ok := cur[k]; !ok || old != v {
 			v := v
-			changes = append(changes, metadata.ConfigChange{ResourceType: typ, ResourceName: name, Name: k, Value: &v})
+			changes = append(changes, rules.ConfigChange{ResourceType: typ, ResourceName: name, Name: k, Value: &v})
 			changed[k] = v
 		}
 	}
 	for k := range cur {
 		if _, ok := next[k]; !ok {
-			changes = append(changes, metadata.ConfigChange{ResourceType: typ, ResourceName: name, Name: k})
+			changes = append(changes, rules.ConfigChange{ResourceType: typ, ResourceName: name, Name: k})
 		}
 	}
 	switch typ {

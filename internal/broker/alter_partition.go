@@ -5,7 +5,7 @@ package broker
 // expanded when a follower caught up). v0-v1 name topics, v2+ use topic ids;
 // v3 sends each ISR member with its broker epoch (KIP-903; Vltava checks
 // membership against the registered, active brokers instead). The controller
-// validates with Kafka's codes (metadata.Controller.AlterPartition) and
+// validates with Kafka's codes (rules.Controller.AlterPartition) and
 // answers each partition's resulting state.
 
 import (
@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -29,7 +30,7 @@ func (b *Broker) handleAlterPartition(ctx context.Context, r *server.Request) (k
 	}
 	img := b.meta.Image()
 	type ref struct{ topic, part int }
-	var items []metadata.AlterPartitionItem
+	var items []rules.AlterPartitionItem
 	var refs []ref
 	for ti, t := range req.Topics {
 		id := metadata.Uuid(t.TopicID)
@@ -47,7 +48,7 @@ func (b *Broker) handleAlterPartition(ctx context.Context, r *server.Request) (k
 					isr = append(isr, m.BrokerID)
 				}
 			}
-			items = append(items, metadata.AlterPartitionItem{TopicID: id, Partition: p.Partition,
+			items = append(items, rules.AlterPartitionItem{TopicID: id, Partition: p.Partition,
 				LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, NewISR: isr})
 			refs = append(refs, ref{ti, pi})
 		}

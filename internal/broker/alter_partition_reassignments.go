@@ -3,7 +3,7 @@ package broker
 // AlterPartitionReassignments (key 45), v0 (KIP-455): move partitions to new
 // replica sets, or cancel a reassignment (null replicas). The controller
 // adds the new replicas first and drops the old ones only once the new ones
-// are in the ISR (metadata.Controller.AlterPartitionReassignments); other
+// are in the ISR (rules.Controller.AlterPartitionReassignments); other
 // brokers forward. Per-partition codes: UNKNOWN_TOPIC_OR_PARTITION,
 // INVALID_REPLICA_ASSIGNMENT, NO_REASSIGNMENT_IN_PROGRESS.
 
@@ -12,7 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -26,11 +26,11 @@ func (b *Broker) handleAlterPartitionReassignments(ctx context.Context, r *serve
 		return fwd, nil
 	}
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
-	var reqs []metadata.Reassignment
+	var reqs []rules.Reassignment
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			reqs = append(reqs, metadata.Reassignment{
-				TopicPartition: metadata.TopicPartition{Topic: t.Topic, Partition: p.Partition}, Replicas: p.Replicas,
+			reqs = append(reqs, rules.Reassignment{
+				TopicPartition: rules.TopicPartition{Topic: t.Topic, Partition: p.Partition}, Replicas: p.Replicas,
 			})
 		}
 	}

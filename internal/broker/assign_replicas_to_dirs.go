@@ -10,12 +10,13 @@ package broker
 // NOT_LEADER_OR_FOLLOWER (no replica on that broker).
 
 import (
+	"github.com/vltava/vltava/internal/controller/rules"
+
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -28,11 +29,11 @@ func (b *Broker) handleAssignReplicasToDirs(ctx context.Context, r *server.Reque
 		resp.ErrorCode = kerr.NotController.Code
 		return resp, nil
 	}
-	dirs := make(map[[16]byte][]metadata.ReplicaRef, len(req.Directories))
+	dirs := make(map[[16]byte][]rules.ReplicaRef, len(req.Directories))
 	for _, d := range req.Directories {
 		for _, t := range d.Topics {
 			for _, p := range t.Partitions {
-				dirs[d.ID] = append(dirs[d.ID], metadata.ReplicaRef{TopicID: t.TopicID, Partition: p.Partition})
+				dirs[d.ID] = append(dirs[d.ID], rules.ReplicaRef{TopicID: t.TopicID, Partition: p.Partition})
 			}
 		}
 	}
@@ -50,7 +51,7 @@ func (b *Broker) handleAssignReplicasToDirs(ctx context.Context, r *server.Reque
 			for _, p := range t.Partitions {
 				rp := kmsg.NewAssignReplicasToDirsResponseDirectoryTopicPartition()
 				rp.Partition = p.Partition
-				rp.ErrorCode = b.errCode(verdicts[metadata.ReplicaRef{TopicID: t.TopicID, Partition: p.Partition}])
+				rp.ErrorCode = b.errCode(verdicts[rules.ReplicaRef{TopicID: t.TopicID, Partition: p.Partition}])
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			rd.Topics = append(rd.Topics, rt)

@@ -21,8 +21,10 @@ import (
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/controller"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -34,7 +36,7 @@ type Broker struct {
 	clusterID  string
 	log        *slog.Logger
 	meta       metadata.Log
-	controller *metadata.Controller
+	controller *rules.Controller
 	partitions *partition.Manager
 	// leaderQuota throttles follower fetches (fetch_throttle.go).
 	leaderQuota ReplicationQuota
@@ -74,7 +76,7 @@ type Options struct {
 	Config     *config.Broker
 	ClusterID  string
 	Meta       metadata.Log
-	Controller *metadata.Controller
+	Controller *rules.Controller
 	Partitions *partition.Manager
 	Groups     *group.Coordinator
 	// Channel, Active and Quorum are the cluster's control plane (see the
@@ -92,10 +94,10 @@ type Options struct {
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
 // leader's way to hurry a commit to the followers (PublishCommit, before
-// waiting for every broker to apply an admin change); *metadata.RaftLog
+// waiting for every broker to apply an admin change); *quorum.RaftLog
 // implements it.
 type Quorum interface {
-	QuorumState() (metadata.QuorumState, error)
+	QuorumState() (quorum.QuorumState, error)
 	IsLeader() bool
 	LeaderID() (int32, bool)
 	PublishCommit()
@@ -181,6 +183,9 @@ var controllerAPIs = map[int16]bool{
 	int16(kmsg.AlterPartition):             true,
 	int16(kmsg.AllocateProducerIDs):        true,
 	int16(kmsg.DescribeQuorum):             true,
+	int16(kmsg.AddRaftVoter):               true,
+	int16(kmsg.RemoveRaftVoter):            true,
+	int16(kmsg.UpdateRaftVoter):            true,
 	int16(kmsg.CreateTopics):               true,
 	int16(kmsg.DeleteTopics):               true,
 	int16(kmsg.CreatePartitions):           true,
@@ -196,7 +201,7 @@ var controllerAPIs = map[int16]bool{
 // on the quorum port: it serves only controllerAPIs (ApiVersions lists only
 // those) and answers at once, without waiting for this node's broker side
 // to be unfenced, since the controller answers the brokers' registrations.
-// Only Vltava brokers reach that port (it takes metadata.ControllerRPCByte
+// Only Vltava brokers reach that port (it takes quorum.ControllerRPCByte
 // first) and they send every request with controller.ForwardClientID, so
 // admin requests are answered here rather than forwarded again. On a
 // controller-only node the Broker is assembled without partitions and

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -30,7 +31,7 @@ func (b *Broker) handleBrokerRegistration(ctx context.Context, r *server.Request
 		resp.ErrorCode = kerr.InconsistentClusterID.Code
 		return resp, nil
 	}
-	reg := metadata.Registration{BrokerID: req.BrokerID, IncarnationID: req.IncarnationID}
+	reg := rules.Registration{BrokerID: req.BrokerID, IncarnationID: req.IncarnationID}
 	if req.Rack != nil {
 		reg.Rack = *req.Rack
 	}

@@ -35,6 +35,8 @@ const (
 	suiteLegacy  = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
 	suiteJBOD    = "cluster: log dirs (`test/cluster/jbod_test.go`)"
 	suiteVisible = "kcat against every node of a three-node cluster (`test/cluster/visibility_test.go`)"
+	suiteQuorum  = "quorum: in-process dynamic quorum (`internal/metadata/quorum/raft_voters_test.go`)"
+	suiteCluster = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -55,8 +57,6 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteCtrl}},
 	kmsg.ListPartitionReassignments: {"KIP-455: replicas, adding and removing replicas; forwarded",
 		[]string{suiteCtrl}},
-	kmsg.DescribeQuorum: {"KIP-595/836 on the quorum leader (brokers forward); offsets are raft log indexes",
-		[]string{suiteCtrl}},
 	kmsg.AlterPartition: {"controller API: ISR changes from partition leaders, Kafka's validation codes; inter-broker listener only",
 		[]string{suiteCtrl, broker("listener_scope_test.go")}},
 	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up; inter-broker listener only",
@@ -73,6 +73,14 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go"), broker("listener_scope_test.go")}},
 	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp; v0 (removed by Kafka 4, KIP-896) served as Kafka 3.9: max_num_offsets segment boundaries",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("list_offsets_test.go"), broker("list_offsets_v0_test.go")}},
+	kmsg.DescribeQuorum: {"KIP-595/836/853 on the quorum leader (brokers forward); voters and observers with directory ids, voter endpoints (v2); offsets are raft log indexes",
+		[]string{suiteCtrl, suiteCluster}},
+	kmsg.AddRaftVoter: {"KIP-853: an observer of a dynamic quorum becomes a voter; answered once committed; forwarded to the quorum leader; a static quorum answers UNSUPPORTED_VERSION (as kraft.version 0)",
+		[]string{suiteQuorum, suiteCluster}},
+	kmsg.RemoveRaftVoter: {"KIP-853: a voter (id + directory id) becomes an observer; forwarded to the quorum leader",
+		[]string{suiteQuorum, suiteCluster}},
+	kmsg.UpdateRaftVoter: {"KIP-853: a voter's controller endpoint (voters restarted elsewhere also update through the join RPC); forwarded to the quorum leader",
+		[]string{suiteQuorum, suiteCluster}},
 	kmsg.Metadata: {"auto-creation, topic ids (v10+), authorized operations (everything allowed: no ACLs yet)",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go")}},
 	kmsg.OffsetForLeaderEpoch: {"consumer form (KIP-320); single node: epochs do not move yet",

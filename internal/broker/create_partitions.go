@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -46,9 +47,9 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *server.Request) 
 		return resp, nil
 	}
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	specs := make([]metadata.CreatePartitionsSpec, 0, len(req.Topics))
+	specs := make([]rules.CreatePartitionsSpec, 0, len(req.Topics))
 	for _, t := range req.Topics {
-		spec := metadata.CreatePartitionsSpec{Name: t.Topic, Count: t.Count}
+		spec := rules.CreatePartitionsSpec{Name: t.Topic, Count: t.Count}
 		for _, a := range t.Assignment {
 			spec.Assignment = append(spec.Assignment, a.Replicas)
 		}
@@ -56,7 +57,7 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *server.Request) 
 	}
 	results := b.controller.CreatePartitions(ctx, specs, req.ValidateOnly)
 	b.awaitMetadata(ctx)
-	if !req.ValidateOnly && slices.ContainsFunc(results, func(r metadata.CreatePartitionsResult) bool { return r.Err == nil }) {
+	if !req.ValidateOnly && slices.ContainsFunc(results, func(r rules.CreatePartitionsResult) bool { return r.Err == nil }) {
 		b.awaitBrokersApplied(ctx, r, req.TimeoutMillis)
 	}
 	for i, res := range results {

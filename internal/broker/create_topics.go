@@ -7,7 +7,7 @@ package broker
 // replica assignment replaces both. validate_only (v1+) checks everything
 // and creates nothing. v5+ returns the created topic's partition count,
 // replication factor and configs; v7 its topic id. The controller applies
-// Kafka's rules and error codes (metadata.Controller.CreateTopics) and
+// Kafka's rules and error codes (rules.Controller.CreateTopics) and
 // answers once every live broker has applied the new topics, within
 // timeout_ms (awaitBrokersApplied, which also says what 0 means). A
 // broker that is not the active controller forwards the request to it
@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -46,9 +47,9 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *server.Request) (kms
 	}
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 
-	specs := make([]metadata.CreateTopic, 0, len(req.Topics))
+	specs := make([]rules.CreateTopic, 0, len(req.Topics))
 	for _, rt := range req.Topics {
-		spec := metadata.CreateTopic{
+		spec := rules.CreateTopic{
 			Name:              rt.Topic,
 			NumPartitions:     rt.NumPartitions,
 			ReplicationFactor: rt.ReplicationFactor,
@@ -67,7 +68,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *server.Request) (kms
 	}
 	results := b.controller.CreateTopics(ctx, specs, req.ValidateOnly)
 	b.awaitMetadata(ctx)
-	if !req.ValidateOnly && slices.ContainsFunc(results, func(r metadata.CreateTopicResult) bool { return r.Err == nil }) {
+	if !req.ValidateOnly && slices.ContainsFunc(results, func(r rules.CreateTopicResult) bool { return r.Err == nil }) {
 		b.awaitBrokersApplied(ctx, r, req.TimeoutMillis)
 	}
 
@@ -114,7 +115,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *server.Request) (kms
 // offsets topic): at the local controller when it is the active one,
 // otherwise through the controller channel. It returns once the created
 // topics are in this node's metadata (or the wait timed out).
-func (b *Broker) createTopics(ctx context.Context, specs []metadata.CreateTopic) []metadata.CreateTopicResult {
+func (b *Broker) createTopics(ctx context.Context, specs []rules.CreateTopic) []rules.CreateTopicResult {
 	if b.controllerIsLocal() {
 		return b.controller.CreateTopics(ctx, specs, false)
 	}
@@ -131,22 +132,22 @@ func (b *Broker) createTopics(ctx context.Context, specs []metadata.CreateTopic)
 		}
 		req.Topics = append(req.Topics, t)
 	}
-	results := make([]metadata.CreateTopicResult, len(specs))
+	results := make([]rules.CreateTopicResult, len(specs))
 	fwd, err := b.channel.Forward(ctx, req)
 	if err != nil {
 		for i, s := range specs {
-			results[i] = metadata.CreateTopicResult{Name: s.Name, Err: err}
+			results[i] = rules.CreateTopicResult{Name: s.Name, Err: err}
 		}
 		return results
 	}
 	resp := fwd.(*kmsg.CreateTopicsResponse)
 	for i, s := range specs {
-		results[i] = metadata.CreateTopicResult{Name: s.Name, Err: fmt.Errorf("%w: no answer for %s", kerr.UnknownServerError, s.Name)}
+		results[i] = rules.CreateTopicResult{Name: s.Name, Err: fmt.Errorf("%w: no answer for %s", kerr.UnknownServerError, s.Name)}
 		for _, t := range resp.Topics {
 			if t.Topic != s.Name {
 				continue
 			}
-			results[i] = metadata.CreateTopicResult{Name: s.Name, TopicID: t.TopicID, NumPartitions: t.NumPartitions,
+			results[i] = rules.CreateTopicResult{Name: s.Name, TopicID: t.TopicID, NumPartitions: t.NumPartitions,
 				ReplicationFactor: t.ReplicationFactor, Err: codeError(t.ErrorCode, t.ErrorMessage)}
 		}
 	}

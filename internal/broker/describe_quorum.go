@@ -1,27 +1,32 @@
 package broker
 
-// DescribeQuorum (key 55), v0-v1 (KIP-595, KIP-836): the metadata quorum
-// (topic __cluster_metadata, partition 0): leader, epoch, high watermark,
-// and each voter's and observer's log end offset and fetch times. Kafka
-// answers it on the quorum leader; brokers forward it there, and a node that
-// is not the leader answers the partition with NOT_LEADER_OR_FOLLOWER.
-// Offsets are raft log indexes (see metadata.QuorumState).
+// DescribeQuorum (key 55), v0-v2 (KIP-595, KIP-836, KIP-853): the metadata
+// quorum (topic __cluster_metadata, partition 0): leader, epoch, high
+// watermark, and each voter's and observer's log end offset and fetch
+// times; v2 adds each replica's directory id (zero in a static quorum) and
+// the voters' controller endpoints (Nodes, under the controller listener's
+// name). Kafka answers it on the quorum leader; brokers forward it there,
+// and a node that is not the leader answers the partition with
+// NOT_LEADER_OR_FOLLOWER. Offsets are raft log indexes (see
+// quorum.QuorumState).
 
 import (
 	"context"
+	"net"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/controller"
-	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/server"
 )
 
 // metadataTopic is the name of the metadata partition, as in Kafka.
 const metadataTopic = "__cluster_metadata"
 
-func init() { register(kmsg.DescribeQuorum, 0, 1, (*Broker).handleDescribeQuorum) }
+func init() { register(kmsg.DescribeQuorum, 0, 2, (*Broker).handleDescribeQuorum) }
 
 func (b *Broker) handleDescribeQuorum(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeQuorumRequest)
@@ -53,6 +58,9 @@ func (b *Broker) handleDescribeQuorum(ctx context.Context, r *server.Request) (k
 				p.LeaderID, p.LeaderEpoch, p.HighWatermark = qs.LeaderID, qs.LeaderEpoch, qs.HighWatermark
 				for _, v := range qs.Voters {
 					p.CurrentVoters = append(p.CurrentVoters, replicaState(v))
+					if n, ok := b.quorumNode(v); ok {
+						resp.Nodes = append(resp.Nodes, n)
+					}
 				}
 				for _, o := range qs.Observers {
 					p.Observers = append(p.Observers, replicaState(o))
@@ -65,9 +73,28 @@ func (b *Broker) handleDescribeQuorum(ctx context.Context, r *server.Request) (k
 	return resp, nil
 }
 
-func replicaState(s metadata.ReplicaState) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+func replicaState(s quorum.ReplicaState) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 	rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-	rs.ReplicaID, rs.LogEndOffset = s.ID, s.LogEndOffset
+	rs.ReplicaID, rs.ReplicaDirectoryID, rs.LogEndOffset = s.ID, s.DirectoryID, s.LogEndOffset
 	rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = s.LastFetchTimestamp, s.LastCaughtUpTimestamp
 	return rs
+}
+
+// quorumNode is a voter's controller endpoint for v2's Nodes.
+func (b *Broker) quorumNode(v quorum.ReplicaState) (kmsg.DescribeQuorumResponseNode, bool) {
+	host, portStr, err := net.SplitHostPort(v.Addr)
+	port, perr := strconv.ParseUint(portStr, 10, 16)
+	if err != nil || perr != nil || port == 0 {
+		return kmsg.DescribeQuorumResponseNode{}, false
+	}
+	name := "CONTROLLER"
+	if len(b.cfg.ControllerListenerNames) > 0 {
+		name = b.cfg.ControllerListenerNames[0]
+	}
+	n := kmsg.NewDescribeQuorumResponseNode()
+	n.NodeID = v.ID
+	l := kmsg.NewDescribeQuorumResponseNodeListener()
+	l.Name, l.Host, l.Port = name, host, uint16(port)
+	n.Listeners = append(n.Listeners, l)
+	return n, true
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -25,18 +25,18 @@ func (b *Broker) handleElectLeaders(ctx context.Context, r *server.Request) (kms
 		return fwd, nil
 	}
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
-	var parts []metadata.TopicPartition
+	var parts []rules.TopicPartition
 	if req.Topics != nil {
-		parts = []metadata.TopicPartition{}
+		parts = []rules.TopicPartition{}
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
-				parts = append(parts, metadata.TopicPartition{Topic: t.Topic, Partition: p})
+				parts = append(parts, rules.TopicPartition{Topic: t.Topic, Partition: p})
 			}
 		}
 	}
-	typ := metadata.PreferredElection
+	typ := rules.PreferredElection
 	if r.Version >= 1 {
-		typ = metadata.ElectionType(req.ElectionType)
+		typ = rules.ElectionType(req.ElectionType)
 	}
 	results := b.controller.ElectLeaders(ctx, typ, parts)
 	b.awaitMetadata(ctx)

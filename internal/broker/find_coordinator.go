@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -106,7 +107,7 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
 			}
 			compact, producer := "compact", "producer"
 			segment := strconv.Itoa(int(b.cfg.OffsetsTopicSegmentBytes))
-			res := b.createTopics(ctx, []metadata.CreateTopic{{
+			res := b.createTopics(ctx, []rules.CreateTopic{{
 				Name:              metadata.ConsumerOffsetsTopic,
 				NumPartitions:     b.cfg.OffsetsTopicNumPartitions,
 				ReplicationFactor: int16(rf),

@@ -11,7 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -25,17 +25,17 @@ func (b *Broker) handleListPartitionReassignments(ctx context.Context, r *server
 		return fwd, nil
 	}
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
-	var parts []metadata.TopicPartition
+	var parts []rules.TopicPartition
 	if req.Topics != nil {
-		parts = []metadata.TopicPartition{}
+		parts = []rules.TopicPartition{}
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
-				parts = append(parts, metadata.TopicPartition{Topic: t.Topic, Partition: p})
+				parts = append(parts, rules.TopicPartition{Topic: t.Topic, Partition: p})
 			}
 		}
 	}
 	idx := map[string]int{}
-	for _, o := range metadata.ListPartitionReassignments(b.meta.Image(), parts) {
+	for _, o := range rules.ListPartitionReassignments(b.meta.Image(), parts) {
 		i, ok := idx[o.Topic]
 		if !ok {
 			i = len(resp.Topics)

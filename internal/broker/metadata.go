@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -111,7 +112,7 @@ func (b *Broker) autoCreateTopic(ctx context.Context, name string) (*metadata.To
 	if t, ok := b.meta.Image().Topic(name); ok {
 		return t, nil
 	}
-	res := b.createTopics(ctx, []metadata.CreateTopic{{Name: name, NumPartitions: -1, ReplicationFactor: -1}})
+	res := b.createTopics(ctx, []rules.CreateTopic{{Name: name, NumPartitions: -1, ReplicationFactor: -1}})
 	if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ package broker
 //
 // Finalizes feature levels on the active controller (brokers forward the
 // request, KIP-590), validated as Kafka's controller validates them
-// (metadata.Controller.UpdateFeatures): a level outside what this binary
+// (rules.Controller.UpdateFeatures): a level outside what this binary
 // supports, a downgrade asked as an upgrade or an upgrade asked as a
 // downgrade, an unknown upgrade type is INVALID_UPDATE_VERSION; the request
 // is all or nothing. v0 has allow_downgrade, read as a safe downgrade as
@@ -13,6 +13,8 @@ package broker
 // as Kafka 4). The answer comes once the change is in this node's image.
 
 import (
+	"github.com/vltava/vltava/internal/controller/rules"
+
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,13 +36,13 @@ func (b *Broker) handleUpdateFeatures(ctx context.Context, r *server.Request) (k
 		return fwd, nil
 	}
 	resp := req.ResponseKind().(*kmsg.UpdateFeaturesResponse)
-	updates := make([]metadata.FeatureUpdate, 0, len(req.FeatureUpdates))
+	updates := make([]rules.FeatureUpdate, 0, len(req.FeatureUpdates))
 	for _, fu := range req.FeatureUpdates {
-		u := metadata.FeatureUpdate{Feature: fu.Feature, Level: fu.MaxVersionLevel, Type: metadata.UpgradeType(fu.UpgradeType)}
+		u := rules.FeatureUpdate{Feature: fu.Feature, Level: fu.MaxVersionLevel, Type: rules.UpgradeType(fu.UpgradeType)}
 		if r.Version == 0 {
-			u.Type = metadata.UpgradeTypeUpgrade
+			u.Type = rules.UpgradeTypeUpgrade
 			if fu.AllowDowngrade {
-				u.Type = metadata.UpgradeTypeSafeDowngrade
+				u.Type = rules.UpgradeTypeSafeDowngrade
 			}
 		}
 		updates = append(updates, u)

@@ -406,5 +406,6 @@ func newClusterCommand() *cobra.Command {
 			return printQuorum(in.stdout, d.Quorum)
 		}),
 	})
+	addQuorumCommands(cmd)
 	return cmd
 }

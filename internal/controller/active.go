@@ -11,7 +11,7 @@
 //     when this node leads the quorum, otherwise a Kafka-protocol request to
 //     the leader's quorum address (controller.quorum.voters), where every
 //     controller, dedicated or combined, serves the controller APIs behind
-//     metadata.ControllerRPCByte; it implements the partition package's
+//     quorum.ControllerRPCByte; it implements the partition package's
 //     ControllerClient (AlterPartition) and forwards admin requests.
 //   - Lifecycle registers this broker, heartbeats, and performs a controlled
 //     shutdown.
@@ -30,10 +30,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 )
 
-// Quorum is the metadata log as the controller sees it; *metadata.RaftLog
+// Quorum is the metadata log as the controller sees it; *quorum.RaftLog
 // implements it.
 type Quorum interface {
 	Image() *metadata.Image
@@ -47,7 +48,7 @@ type Quorum interface {
 type ActiveOptions struct {
 	NodeID     int32
 	Quorum     Quorum
-	Controller *metadata.Controller
+	Controller *rules.Controller
 	// SessionTimeout is broker.session.timeout.ms.
 	SessionTimeout time.Duration
 	// RebalanceInterval is leader.imbalance.check.interval.seconds; 0
@@ -321,9 +322,9 @@ func (a *Active) notActive() error {
 // whose session is still alive is refused with DUPLICATE_BROKER_REGISTRATION
 // (two processes claiming one node.id), as in Kafka; this node's own id is
 // exempt, since its previous incarnation cannot be running.
-func (a *Active) Register(ctx context.Context, reg metadata.Registration) (metadata.RegistrationResult, error) {
+func (a *Active) Register(ctx context.Context, reg rules.Registration) (rules.RegistrationResult, error) {
 	if !a.IsActive() {
-		return metadata.RegistrationResult{}, a.notActive()
+		return rules.RegistrationResult{}, a.notActive()
 	}
 	a.hbMu.Lock()
 	defer a.hbMu.Unlock()
@@ -336,7 +337,7 @@ func (a *Active) Register(ctx context.Context, reg metadata.Registration) (metad
 		}
 		a.mu.Unlock()
 		if time.Since(last) <= a.o.SessionTimeout {
-			return metadata.RegistrationResult{}, fmt.Errorf("%w: another broker is registered with id %d and its session has not expired", kerr.DuplicateBrokerRegistration, reg.BrokerID)
+			return rules.RegistrationResult{}, fmt.Errorf("%w: another broker is registered with id %d and its session has not expired", kerr.DuplicateBrokerRegistration, reg.BrokerID)
 		}
 	}
 	res, err := a.o.Controller.Register(ctx, reg)
@@ -402,7 +403,7 @@ func (a *Active) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatResult, 
 			shutdownOffset = off
 		}
 		cur := a.o.Quorum.Image()
-		if hb.CurrentMetadataOffset >= shutdownOffset && !metadata.LeadsAnything(cur, b.ID) {
+		if hb.CurrentMetadataOffset >= shutdownOffset && !rules.LeadsAnything(cur, b.ID) {
 			if err = a.o.Controller.FenceBroker(ctx, b.ID, b.Epoch); err == nil {
 				res.ShouldShutDown = true
 				a.logger.Info("broker finished controlled shutdown", "broker", b.ID)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 )
 
@@ -20,7 +21,7 @@ func (leaderQuorum) IsLeader() bool          { return true }
 func (leaderQuorum) LeaderID() (int32, bool) { return 1, true }
 func (leaderQuorum) LeaderCh() <-chan bool   { return nil }
 
-func newTestActive(t *testing.T, session time.Duration) (*Active, *metadata.Controller, leaderQuorum) {
+func newTestActive(t *testing.T, session time.Duration) (*Active, *rules.Controller, leaderQuorum) {
 	t.Helper()
 	l, err := metadata.OpenLocalLog(t.TempDir(), nil)
 	if err != nil {
@@ -28,7 +29,7 @@ func newTestActive(t *testing.T, session time.Duration) (*Active, *metadata.Cont
 	}
 	t.Cleanup(func() { l.Close() })
 	q := leaderQuorum{l}
-	c := metadata.NewController(l, metadata.ControllerConfig{NodeID: 1})
+	c := rules.NewController(l, rules.ControllerConfig{NodeID: 1})
 	a := NewActive(ActiveOptions{NodeID: 1, Quorum: q, Controller: c, SessionTimeout: session})
 	t.Cleanup(a.Close)
 	eventually(t, "activation", a.IsActive)
@@ -50,7 +51,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func register(t *testing.T, a *Active, q leaderQuorum, id int32) int64 {
 	t.Helper()
 	ctx := context.Background()
-	res, err := a.Register(ctx, metadata.Registration{BrokerID: id, IncarnationID: metadata.NewUuid(),
+	res, err := a.Register(ctx, rules.Registration{BrokerID: id, IncarnationID: metadata.NewUuid(),
 		Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9000 + id}}})
 	if err != nil {
 		t.Fatalf("register %d: %v", id, err)
@@ -98,7 +99,7 @@ func TestSessionExpiryFencesAndMovesLeadership(t *testing.T) {
 		epochs[id] = register(t, a, q, id)
 	}
 	// Partition 0 on 2,1,3, led by 2.
-	if r := c.CreateTopics(ctx, []metadata.CreateTopic{{Name: "led-by-2", NumPartitions: -1, ReplicationFactor: -1,
+	if r := c.CreateTopics(ctx, []rules.CreateTopic{{Name: "led-by-2", NumPartitions: -1, ReplicationFactor: -1,
 		Assignment: map[int32][]int32{0: {2, 1, 3}}}}, false); r[0].Err != nil {
 		t.Fatal(r[0].Err)
 	}
@@ -146,7 +147,7 @@ func TestLastISRMemberFencedLeavesPartitionOffline(t *testing.T) {
 	ctx := context.Background()
 	e1 := register(t, a, q, 1)
 	e2 := register(t, a, q, 2)
-	if r := c.CreateTopics(ctx, []metadata.CreateTopic{{Name: "solo", NumPartitions: -1, ReplicationFactor: -1,
+	if r := c.CreateTopics(ctx, []rules.CreateTopic{{Name: "solo", NumPartitions: -1, ReplicationFactor: -1,
 		Assignment: map[int32][]int32{0: {2}}}}, false); r[0].Err != nil {
 		t.Fatal(r[0].Err)
 	}
@@ -173,7 +174,7 @@ func TestControlledShutdownHandshake(t *testing.T) {
 	ctx := context.Background()
 	e1 := register(t, a, q, 1)
 	e2 := register(t, a, q, 2)
-	if r := c.CreateTopics(ctx, []metadata.CreateTopic{{Name: "cs", NumPartitions: -1, ReplicationFactor: -1,
+	if r := c.CreateTopics(ctx, []rules.CreateTopic{{Name: "cs", NumPartitions: -1, ReplicationFactor: -1,
 		Assignment: map[int32][]int32{0: {1, 2}}}}, false); r[0].Err != nil {
 		t.Fatal(r[0].Err)
 	}
@@ -204,13 +205,13 @@ func TestControlledShutdownHandshake(t *testing.T) {
 func TestDuplicateRegistrationWhileSessionAlive(t *testing.T) {
 	a, _, q := newTestActive(t, time.Hour)
 	register(t, a, q, 2)
-	_, err := a.Register(context.Background(), metadata.Registration{BrokerID: 2, IncarnationID: metadata.NewUuid()})
+	_, err := a.Register(context.Background(), rules.Registration{BrokerID: 2, IncarnationID: metadata.NewUuid()})
 	if !errors.Is(err, kerr.DuplicateBrokerRegistration) {
 		t.Errorf("second incarnation of a live broker: %v, want DUPLICATE_BROKER_REGISTRATION", err)
 	}
 	// This node's own id is exempt: its previous process cannot be alive.
 	register(t, a, q, 1)
-	if _, err := a.Register(context.Background(), metadata.Registration{BrokerID: 1, IncarnationID: metadata.NewUuid()}); err != nil {
+	if _, err := a.Register(context.Background(), rules.Registration{BrokerID: 1, IncarnationID: metadata.NewUuid()}); err != nil {
 		t.Errorf("re-registering the controller's own id: %v", err)
 	}
 }

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"github.com/vltava/vltava/internal/controller/rules"
+
 	"context"
 	"errors"
 	"slices"
@@ -62,7 +64,7 @@ func TestWaitBrokersAppliedWaitsForEveryLiveBroker(t *testing.T) {
 	for _, id := range []int32{1, 2, 3} {
 		epochs[id] = register(t, a, q, id)
 	}
-	if r := c.CreateTopics(ctx, []metadata.CreateTopic{{Name: "t", NumPartitions: 1, ReplicationFactor: 3}}, false); r[0].Err != nil {
+	if r := c.CreateTopics(ctx, []rules.CreateTopic{{Name: "t", NumPartitions: 1, ReplicationFactor: 3}}, false); r[0].Err != nil {
 		t.Fatal(r[0].Err)
 	}
 	target := q.Image().Offset()
@@ -92,7 +94,7 @@ func TestWaitBrokersAppliedWaitsForEveryLiveBroker(t *testing.T) {
 	}
 
 	// A broker that stops heartbeating and is fenced drops out of the wait.
-	if r := c.CreateTopics(ctx, []metadata.CreateTopic{{Name: "u", NumPartitions: 1, ReplicationFactor: 2}}, false); r[0].Err != nil {
+	if r := c.CreateTopics(ctx, []rules.CreateTopic{{Name: "u", NumPartitions: 1, ReplicationFactor: 2}}, false); r[0].Err != nil {
 		t.Fatal(r[0].Err)
 	}
 	target = q.Image().Offset()
@@ -119,7 +121,7 @@ func TestLifecycleReportsAppliedMetadataAtOnce(t *testing.T) {
 	applied.Advance(q.Image().Offset())
 	client := NewClient(ClientOptions{NodeID: 1, Quorum: q, Active: a, Controller: c})
 	l := StartLifecycle(LifecycleOptions{
-		Registration: metadata.Registration{BrokerID: 1, IncarnationID: metadata.NewUuid(),
+		Registration: rules.Registration{BrokerID: 1, IncarnationID: metadata.NewUuid(),
 			Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9001}}},
 		Client:            client,
 		MetadataOffset:    applied.Load,
@@ -133,7 +135,7 @@ func TestLifecycleReportsAppliedMetadataAtOnce(t *testing.T) {
 		t.Fatalf("broker not unfenced: %v", err)
 	}
 	for i := range 3 {
-		if r := c.CreateTopics(ctx, []metadata.CreateTopic{{Name: "t" + string(rune('a'+i)), NumPartitions: 1, ReplicationFactor: 1}}, false); r[0].Err != nil {
+		if r := c.CreateTopics(ctx, []rules.CreateTopic{{Name: "t" + string(rune('a'+i)), NumPartitions: 1, ReplicationFactor: 1}}, false); r[0].Err != nil {
 			t.Fatal(r[0].Err)
 		}
 		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)

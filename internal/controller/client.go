@@ -14,7 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 )
 
@@ -46,15 +48,22 @@ type ClientOptions struct {
 	// broker-only node; when this node leads the quorum, calls go to them
 	// directly.
 	Active     *Active
-	Controller *metadata.Controller
+	Controller *rules.Controller
 	// Voters is controller.quorum.voters: node id -> host:port. Every
 	// controller serves its Kafka-protocol controller APIs on that
-	// address, behind metadata.ControllerRPCByte, so the active controller
+	// address, behind quorum.ControllerRPCByte, so the active controller
 	// is found from the quorum alone, never from the metadata image (a
 	// dedicated controller registers no endpoint there, and a restarted
 	// broker's image may lag for seconds).
 	Voters map[int32]string
-	Logger *slog.Logger
+	// BootstrapServers is controller.quorum.bootstrap.servers, for a
+	// dynamic quorum (KIP-853; Voters empty): the controller endpoints
+	// tried in turn when the leader is unknown.
+	BootstrapServers []string
+	// LeaderAddr, for a dynamic quorum, returns the leader's controller
+	// endpoint (its raft address), "" when unknown.
+	LeaderAddr func() string
+	Logger     *slog.Logger
 }
 
 // Client is this broker's channel to the active controller (KRaft's
@@ -71,13 +80,14 @@ type Client struct {
 	o           ClientOptions
 	logger      *slog.Logger
 	brokerEpoch atomic.Int64
-	// voterIDs is Voters' ids, sorted: the order voters are tried in.
-	voterIDs []int32
+	// fallback is the controller endpoints tried in turn when the leader
+	// is unknown: Voters' addresses in id order, or the bootstrap servers.
+	fallback []string
 
 	mu struct {
 		sync.Mutex
 		conns map[string]*rpcConn
-		// nextVoter indexes voterIDs: the voter to try next when the
+		// nextVoter indexes fallback: the endpoint to try next when the
 		// leader is unknown.
 		nextVoter int
 	}
@@ -90,7 +100,13 @@ func NewClient(o ClientOptions) *Client {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{o: o, logger: o.Logger, voterIDs: slices.Sorted(maps.Keys(o.Voters))}
+	c := &Client{o: o, logger: o.Logger}
+	for _, id := range slices.Sorted(maps.Keys(o.Voters)) {
+		c.fallback = append(c.fallback, o.Voters[id])
+	}
+	if len(c.fallback) == 0 {
+		c.fallback = slices.Clone(o.BootstrapServers)
+	}
 	c.mu.conns = map[string]*rpcConn{}
 	c.brokerEpoch.Store(-1)
 	return c
@@ -123,19 +139,23 @@ func (c *Client) ControllerID() (int32, bool) { return c.o.Quorum.LeaderID() }
 // turn that has not. Once every voter has failed, it starts over. Each API
 // travels on its channel's connection to that address (channelOf).
 func (c *Client) controllerConn(tried map[string]bool, apiKey int16) (*rpcConn, error) {
-	if len(c.voterIDs) == 0 {
-		return nil, fmt.Errorf("%w: no controller.quorum.voters to reach the controller at", kerr.NotController)
+	if len(c.fallback) == 0 {
+		return nil, fmt.Errorf("%w: no controller.quorum.voters or controller.quorum.bootstrap.servers to reach the controller at", kerr.NotController)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pick := func() string {
-		if id, ok := c.o.Quorum.LeaderID(); ok {
+		if c.o.LeaderAddr != nil {
+			if a := c.o.LeaderAddr(); a != "" && !tried[a] {
+				return a
+			}
+		} else if id, ok := c.o.Quorum.LeaderID(); ok {
 			if a, ok := c.o.Voters[id]; ok && !tried[a] {
 				return a
 			}
 		}
-		for range c.voterIDs {
-			a := c.o.Voters[c.voterIDs[c.mu.nextVoter%len(c.voterIDs)]]
+		for range c.fallback {
+			a := c.fallback[c.mu.nextVoter%len(c.fallback)]
 			c.mu.nextVoter++
 			if !tried[a] {
 				return a
@@ -151,7 +171,7 @@ func (c *Client) controllerConn(tried map[string]bool, apiKey int16) (*rpcConn, 
 	key := addr + "/" + channelOf(apiKey)
 	cn, ok := c.mu.conns[key]
 	if !ok {
-		cn = newRPCConn(addr, ForwardClientID, metadata.ControllerRPCByte)
+		cn = newRPCConn(addr, ForwardClientID, quorum.ControllerRPCByte)
 		c.mu.conns[key] = cn
 	}
 	return cn, nil
@@ -231,8 +251,8 @@ func codeErr(code int16, msg *string) error {
 }
 
 // Register sends this broker's registration.
-func (c *Client) Register(ctx context.Context, reg metadata.Registration) (metadata.RegistrationResult, error) {
-	var res metadata.RegistrationResult
+func (c *Client) Register(ctx context.Context, reg rules.Registration) (rules.RegistrationResult, error) {
+	var res rules.RegistrationResult
 	req := kmsg.NewPtrBrokerRegistrationRequest()
 	req.SetVersion(brokerRegistrationVersion)
 	req.BrokerID = reg.BrokerID
@@ -256,7 +276,7 @@ func (c *Client) Register(ctx context.Context, reg metadata.Registration) (metad
 		if err := codeErr(resp.ErrorCode, nil); err != nil {
 			return err
 		}
-		res = metadata.RegistrationResult{BrokerEpoch: resp.BrokerEpoch}
+		res = rules.RegistrationResult{BrokerEpoch: resp.BrokerEpoch}
 		return nil
 	})
 	return res, err
@@ -290,7 +310,7 @@ func (c *Client) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatResult, 
 // ISR change and returns the controller's verdict for it (nil when
 // accepted; the new state arrives with the next metadata image).
 func (c *Client) AlterPartition(ctx context.Context, ch partition.ISRChange) error {
-	item := metadata.AlterPartitionItem{
+	item := rules.AlterPartitionItem{
 		TopicID: metadata.Uuid(ch.TopicID), Partition: ch.Partition,
 		LeaderEpoch: ch.LeaderEpoch, PartitionEpoch: ch.PartitionEpoch, NewISR: ch.NewISR,
 	}
@@ -310,7 +330,7 @@ func (c *Client) AlterPartition(ctx context.Context, ch partition.ISRChange) err
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	return c.call(ctx, func() error {
-		res, err := c.o.Controller.AlterPartition(ctx, c.o.NodeID, epoch, []metadata.AlterPartitionItem{item})
+		res, err := c.o.Controller.AlterPartition(ctx, c.o.NodeID, epoch, []rules.AlterPartitionItem{item})
 		if err != nil {
 			return err
 		}
@@ -338,8 +358,8 @@ func (c *Client) AllocateProducerIDs(ctx context.Context) (first int64, count in
 	req.BrokerID, req.BrokerEpoch = c.o.NodeID, epoch
 	err = c.call(ctx, func() error {
 		var err error
-		first, err = c.o.Controller.AllocateProducerIDs(ctx, c.o.NodeID, metadata.ProducerIDBlockSize)
-		count = metadata.ProducerIDBlockSize
+		first, err = c.o.Controller.AllocateProducerIDs(ctx, c.o.NodeID, rules.ProducerIDBlockSize)
+		count = rules.ProducerIDBlockSize
 		return err
 	}, req, func(r kmsg.Response) error {
 		resp := r.(*kmsg.AllocateProducerIDsResponse)
@@ -428,6 +448,12 @@ func hasNotController(r kmsg.Response) bool {
 			}
 		}
 	case *kmsg.ListPartitionReassignmentsResponse:
+		return resp.ErrorCode == nc
+	case *kmsg.AddRaftVoterResponse:
+		return resp.ErrorCode == nc
+	case *kmsg.RemoveRaftVoterResponse:
+		return resp.ErrorCode == nc
+	case *kmsg.UpdateRaftVoterResponse:
 		return resp.ErrorCode == nc
 	}
 	return false

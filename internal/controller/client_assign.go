@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"github.com/vltava/vltava/internal/controller/rules"
+
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -13,8 +15,8 @@ const assignReplicasToDirsVersion = 0
 // AssignReplicasToDirs tells the controller which log dir holds each of
 // the given replicas of this broker (KIP-858) and returns the controller's
 // verdict per replica.
-func (c *Client) AssignReplicasToDirs(ctx context.Context, epoch int64, dirs map[[16]byte][]metadata.ReplicaRef) (map[metadata.ReplicaRef]error, error) {
-	var res map[metadata.ReplicaRef]error
+func (c *Client) AssignReplicasToDirs(ctx context.Context, epoch int64, dirs map[[16]byte][]rules.ReplicaRef) (map[rules.ReplicaRef]error, error) {
+	var res map[rules.ReplicaRef]error
 	req := kmsg.NewPtrAssignReplicasToDirsRequest()
 	req.SetVersion(assignReplicasToDirsVersion)
 	req.BrokerID, req.BrokerEpoch = c.o.NodeID, epoch
@@ -46,11 +48,11 @@ func (c *Client) AssignReplicasToDirs(ctx context.Context, epoch int64, dirs map
 		if err := codeErr(resp.ErrorCode, nil); err != nil {
 			return err
 		}
-		res = map[metadata.ReplicaRef]error{}
+		res = map[rules.ReplicaRef]error{}
 		for _, d := range resp.Directories {
 			for _, t := range d.Topics {
 				for _, p := range t.Partitions {
-					res[metadata.ReplicaRef{TopicID: t.TopicID, Partition: p.Partition}] = codeErr(p.ErrorCode, nil)
+					res[rules.ReplicaRef{TopicID: t.TopicID, Partition: p.Partition}] = codeErr(p.ErrorCode, nil)
 				}
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -31,7 +32,7 @@ func (q staleQuorum) LeaderID() (int32, bool)                { return q.leader, 
 func (staleQuorum) LeaderCh() <-chan bool                    { return nil }
 
 // markerListener accepts only connections that start with
-// metadata.ControllerRPCByte, as a controller's quorum port routes them,
+// quorum.ControllerRPCByte, as a controller's quorum port routes them,
 // and strips it.
 type markerListener struct {
 	net.Listener
@@ -46,7 +47,7 @@ func (l *markerListener) Accept() (net.Conn, error) {
 		}
 		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 		var b [1]byte
-		if _, err := io.ReadFull(conn, b[:]); err != nil || b[0] != metadata.ControllerRPCByte {
+		if _, err := io.ReadFull(conn, b[:]); err != nil || b[0] != quorum.ControllerRPCByte {
 			l.bad.Add(1)
 			conn.Close()
 			continue

@@ -22,6 +22,7 @@ import (
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/node"
 )
 
@@ -312,7 +313,7 @@ func TestControllerEndpointServesOnlyControllerAPIs(t *testing.T) {
 	send := func(req kmsg.Request, corr int32, marker bool) {
 		t.Helper()
 		if marker {
-			if _, err := conn.Write([]byte{metadata.ControllerRPCByte}); err != nil {
+			if _, err := conn.Write([]byte{quorum.ControllerRPCByte}); err != nil {
 				t.Fatal(err)
 			}
 		}

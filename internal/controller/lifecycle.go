@@ -10,12 +10,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/controller/rules"
 )
 
 // LifecycleOptions configures a broker's Lifecycle.
 type LifecycleOptions struct {
-	Registration metadata.Registration
+	Registration rules.Registration
 	Client       *Client
 	// MetadataOffset returns the offset of the metadata this broker has
 	// applied (reported in heartbeats: the controller unfences a broker

@@ -1,9 +1,9 @@
 package controller
 
 import (
-	"context"
+	"github.com/vltava/vltava/internal/controller/rules"
 
-	"github.com/vltava/vltava/internal/metadata"
+	"context"
 )
 
 // OfflineDirs is what a broker reports of its failed log dirs: their
@@ -12,7 +12,7 @@ import (
 // keep in the ISR.
 type OfflineDirs struct {
 	DirIDs   [][16]byte
-	Replicas map[[16]byte][]metadata.ReplicaRef
+	Replicas map[[16]byte][]rules.ReplicaRef
 }
 
 // Poke sends a heartbeat now (after a log dir failed, so the controller

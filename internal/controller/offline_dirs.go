@@ -1,20 +1,20 @@
 package controller
 
 import (
+	"github.com/vltava/vltava/internal/controller/rules"
+
 	"context"
 	"slices"
-
-	"github.com/vltava/vltava/internal/metadata"
 )
 
 // AssignReplicasToDirs serves a broker's AssignReplicasToDirs (KIP-858):
 // replicas assigned to a dir that the broker's last heartbeat reported
-// offline are moved away (metadata.Controller.MoveOfflineReplicas); the
+// offline are moved away (rules.Controller.MoveOfflineReplicas); the
 // others need nothing, as this controller does not record placements. A
 // broker keeps reporting until its metadata shows the replicas moved, so
 // an assignment that arrives before the heartbeat naming its dir (a new
 // controller) is simply sent again.
-func (a *Active) AssignReplicasToDirs(ctx context.Context, broker int32, epoch int64, dirs map[[16]byte][]metadata.ReplicaRef) (map[metadata.ReplicaRef]error, error) {
+func (a *Active) AssignReplicasToDirs(ctx context.Context, broker int32, epoch int64, dirs map[[16]byte][]rules.ReplicaRef) (map[rules.ReplicaRef]error, error) {
 	if !a.IsActive() {
 		return nil, a.notActive()
 	}
@@ -24,8 +24,8 @@ func (a *Active) AssignReplicasToDirs(ctx context.Context, broker int32, epoch i
 		offline = slices.Clone(s.offlineDirs)
 	}
 	a.mu.Unlock()
-	verdicts := map[metadata.ReplicaRef]error{}
-	var move []metadata.ReplicaRef
+	verdicts := map[rules.ReplicaRef]error{}
+	var move []rules.ReplicaRef
 	for dir, refs := range dirs {
 		if slices.Contains(offline, dir) {
 			move = append(move, refs...)

@@ -21,7 +21,7 @@ import (
 // flight), which is all the control plane needs.
 //
 // Wire format: one marker byte right after connecting (the quorum port's
-// metadata.ControllerRPCByte, which routes the connection to the
+// quorum.ControllerRPCByte, which routes the connection to the
 // controller's Kafka endpoint), then Kafka's size-prefixed frames; request
 // header v1 (v2 for flexible versions, whose tagged fields are always empty
 // here); response header v0 (v1 with tagged fields for flexible versions).

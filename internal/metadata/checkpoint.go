@@ -55,7 +55,7 @@ func writeCheckpoint(dir string, img *Image) error {
 		return err
 	}
 	final := filepath.Join(dir, checkpointName(img.Offset()))
-	return writeFileAtomic(final, appendFrame(nil, payload))
+	return writeFileAtomic(final, AppendFrame(nil, payload))
 }
 
 // readCheckpoint loads the checkpoint at offset. Unlike a log tail, a damaged
@@ -66,7 +66,7 @@ func readCheckpoint(dir string, offset int64) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	payload, size, err := nextFrame(buf)
+	payload, size, err := NextFrame(buf)
 	if err != nil || size != len(buf) {
 		return nil, fmt.Errorf("metadata: checkpoint %s is corrupt", path)
 	}

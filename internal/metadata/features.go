@@ -7,7 +7,10 @@ package metadata
 // binary implements. A level is listed here only if its semantics are
 // built, so no UpdateFeatures can finalize a level Vltava would not honour.
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // FeatureRange is the levels of a feature this binary supports.
 type FeatureRange struct {
@@ -70,16 +73,6 @@ type SupportedFeature struct {
 	FeatureRange
 }
 
-// bootstrapFeatures are finalized when a cluster is created (or first meets
-// a controller that knows features): every supported feature whose lowest
-// supported level is above 0, at that level, as Kafka bootstraps
-// metadata.version and the features whose defaults depend on it.
-func bootstrapFeatures() map[string]int16 {
-	out := map[string]int16{}
-	for name, r := range supportedFeatures {
-		if r.Min > 0 {
-			out[name] = r.Min
-		}
-	}
-	return out
-}
+// SupportedFeatureRanges returns a copy of the supported features by name,
+// for the controller's validation of UpdateFeatures.
+func SupportedFeatureRanges() map[string]FeatureRange { return maps.Clone(supportedFeatures) }

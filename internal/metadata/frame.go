@@ -25,17 +25,17 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // middle of an append leaves behind.
 var errTornFrame = errors.New("metadata: torn or corrupt frame")
 
-// appendFrame appends the frame of payload to dst.
-func appendFrame(dst, payload []byte) []byte {
+// AppendFrame appends the frame of payload to dst.
+func AppendFrame(dst, payload []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)))
 	dst = binary.BigEndian.AppendUint32(dst, crc32.Checksum(payload, castagnoli))
 	return append(dst, payload...)
 }
 
-// nextFrame parses the frame at the start of buf and returns its payload and
+// NextFrame parses the frame at the start of buf and returns its payload and
 // total size. It returns errTornFrame if buf does not start with a complete,
 // intact frame.
-func nextFrame(buf []byte) (payload []byte, size int, err error) {
+func NextFrame(buf []byte) (payload []byte, size int, err error) {
 	if len(buf) < frameHeaderSize {
 		return nil, 0, errTornFrame
 	}

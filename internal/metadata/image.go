@@ -232,7 +232,7 @@ func (img *Image) Records() []Record {
 	}
 	for _, t := range img.Topics() {
 		recs = append(recs, &TopicRecord{Name: t.Name, TopicID: t.ID})
-		recs = appendConfigRecords(recs, ConfigResourceTopic, t.Name, img.TopicConfig(t.Name))
+		recs = AppendConfigRecords(recs, ConfigResourceTopic, t.Name, img.TopicConfig(t.Name))
 		for _, p := range t.Partitions {
 			recs = append(recs, &PartitionRecord{
 				TopicID: t.ID, Partition: p.Partition,
@@ -250,7 +250,7 @@ func (img *Image) Records() []Record {
 	})
 	slices.SortFunc(brokerResources, compareBrokerResource)
 	for _, name := range brokerResources {
-		recs = appendConfigRecords(recs, ConfigResourceBroker, name, img.BrokerConfig(name))
+		recs = AppendConfigRecords(recs, ConfigResourceBroker, name, img.BrokerConfig(name))
 	}
 	if img.lastProducerBlock != nil {
 		r := *img.lastProducerBlock
@@ -259,7 +259,7 @@ func (img *Image) Records() []Record {
 	return recs
 }
 
-func appendConfigRecords(recs []Record, typ int8, name string, cfg map[string]string) []Record {
+func AppendConfigRecords(recs []Record, typ int8, name string, cfg map[string]string) []Record {
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		recs = append(recs, &ConfigRecord{ResourceType: typ, ResourceName: name, Name: k, Value: StringPtr(cfg[k])})
 	}

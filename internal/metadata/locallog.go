@@ -14,10 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// Log is the seam under the Controller: committed records are applied, in
-// order, to the image of every node. LocalLog implements it for a single node;
-// a Raft-backed implementation (its FSM calling Image.Apply and
-// Publisher.Publish with the same batches) will implement it for a cluster.
+// Log is the seam under the controller rules (controller/rules.Controller):
+// committed records are applied, in order, to the image of every node.
+// LocalLog implements it for a single node (tests); quorum.RaftLog, whose
+// FSM calls Image.Apply and Publisher.Publish with the same batches,
+// implements it for a cluster.
 type Log interface {
 	// Commit durably appends recs as one atomic batch and returns once they
 	// are applied locally: the returned image, and Image() from then on,
@@ -161,7 +162,7 @@ func (l *LocalLog) replay(f *os.File, img *Image) (*Image, int64, error) {
 	}
 	pos := 0
 	for pos < len(buf) {
-		payload, size, err := nextFrame(buf[pos:])
+		payload, size, err := NextFrame(buf[pos:])
 		if err != nil {
 			break
 		}
@@ -224,7 +225,7 @@ func (l *LocalLog) Commit(ctx context.Context, recs []Record) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.appendLocked(appendFrame(nil, payload)); err != nil {
+	if err := l.appendLocked(AppendFrame(nil, payload)); err != nil {
 		return nil, err
 	}
 	l.pub.Publish(next)

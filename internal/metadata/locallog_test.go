@@ -178,7 +178,7 @@ func TestLocalLogCorruptMiddleEntryWithValidCRCFailsOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write(appendFrame(nil, payload))
+	f.Write(AppendFrame(nil, payload))
 	f.Close()
 	if _, err := OpenLocalLog(dir, nil); err == nil {
 		t.Fatal("open accepted a log with a gap in offsets")

@@ -22,9 +22,13 @@ const MetaPropertiesFile = "meta.properties"
 //	version=1
 //	cluster.id=<22-char base64 uuid>
 //	node.id=<int>
+//	directory.id=<22-char base64 uuid>
 //
 // It ties a log dir to one cluster and one node so a disk moved between
-// machines or clusters is refused instead of silently served.
+// machines or clusters is refused instead of silently served. directory.id
+// (KIP-858) names the dir itself; the metadata log dir's is part of the
+// node's replica key in a dynamic metadata quorum (KIP-853). Files written
+// before directory ids have none (ZeroUuid).
 type MetaProperties struct {
 	ClusterID string
 	NodeID    int32
@@ -70,7 +74,9 @@ func LoadOrCreateMetaProperties(dirs []string, nodeID int32) (MetaProperties, er
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return MetaProperties{}, err
 		}
-		if err := WriteMetaProperties(filepath.Join(dir, MetaPropertiesFile), mp); err != nil {
+		dmp := mp
+		dmp.DirectoryID = NewUuid()
+		if err := WriteMetaProperties(filepath.Join(dir, MetaPropertiesFile), dmp); err != nil {
 			return MetaProperties{}, err
 		}
 	}
@@ -109,7 +115,7 @@ func ReadMetaProperties(path string) (MetaProperties, error) {
 func WriteMetaProperties(path string, mp MetaProperties) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "#\n#Written by vltava\nversion=1\ncluster.id=%s\nnode.id=%d\n", mp.ClusterID, mp.NodeID)
-	if mp.DirectoryID != (Uuid{}) {
+	if mp.DirectoryID != ZeroUuid {
 		fmt.Fprintf(&b, "directory.id=%s\n", mp.DirectoryID)
 	}
 	return writeFileAtomic(path, b.Bytes())

@@ -81,3 +81,25 @@ func TestReadMetaPropertiesKafkaWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaPropertiesDirectoryID: every created dir gets its own directory.id
+// (KIP-858), kept across reads; a file without one reads as ZeroUuid.
+func TestMetaPropertiesDirectoryID(t *testing.T) {
+	root := t.TempDir()
+	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
+	if _, err := LoadOrCreateMetaProperties(dirs, 1); err != nil {
+		t.Fatal(err)
+	}
+	a, errA := ReadMetaProperties(filepath.Join(dirs[0], MetaPropertiesFile))
+	b, errB := ReadMetaProperties(filepath.Join(dirs[1], MetaPropertiesFile))
+	if errA != nil || errB != nil || a.DirectoryID == ZeroUuid || a.DirectoryID == b.DirectoryID {
+		t.Fatalf("directory ids %v %v (%v, %v)", a.DirectoryID, b.DirectoryID, errA, errB)
+	}
+	old := filepath.Join(root, "old.properties")
+	if err := os.WriteFile(old, []byte("version=1\ncluster.id="+a.ClusterID+"\nnode.id=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if mp, err := ReadMetaProperties(old); err != nil || mp.DirectoryID != ZeroUuid {
+		t.Fatalf("file without directory.id: %+v, %v", mp, err)
+	}
+}

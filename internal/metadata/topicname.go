@@ -47,7 +47,7 @@ func legalTopicChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
-// unifyCollisionChars maps '.' to '_': Kafka forbids two topics whose names
+// UnifyCollisionChars maps '.' to '_': Kafka forbids two topics whose names
 // differ only in those characters because metric names cannot tell them apart
 // (Topic.unifyCollisionChars).
-func unifyCollisionChars(name string) string { return strings.ReplaceAll(name, ".", "_") }
+func UnifyCollisionChars(name string) string { return strings.ReplaceAll(name, ".", "_") }

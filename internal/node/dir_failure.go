@@ -1,6 +1,8 @@
 package node
 
 import (
+	"github.com/vltava/vltava/internal/controller/rules"
+
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,10 +83,10 @@ func (n *Node) offlineDirs() controller.OfflineDirs {
 	}
 	for _, r := range n.partitions.StillServedHere(n.meta.Image(), n.dirs.replicas) {
 		if out.Replicas == nil {
-			out.Replicas = map[[16]byte][]metadata.ReplicaRef{}
+			out.Replicas = map[[16]byte][]rules.ReplicaRef{}
 		}
 		id := n.dirs.ids[r.Dir]
-		out.Replicas[id] = append(out.Replicas[id], metadata.ReplicaRef{TopicID: r.TopicID, Partition: r.Partition})
+		out.Replicas[id] = append(out.Replicas[id], rules.ReplicaRef{TopicID: r.TopicID, Partition: r.Partition})
 	}
 	return out
 }

@@ -3,14 +3,16 @@
 // Kafka API handlers and the listeners. It owns start-up and shutdown order.
 //
 // Every node, a single one included, runs the same code: a Raft metadata
-// quorum (one voter of itself when controller.quorum.voters is empty), the
+// quorum (static controller.quorum.voters, dynamic through
+// controller.quorum.bootstrap.servers, or one voter of itself when neither
+// is set; see quorum_mode.go), the
 // controller duties when it leads that quorum, and the broker lifecycle
 // (registration, heartbeats, controlled shutdown) against whichever node is
 // the active controller.
 //
 // process.roles picks the parts: a controller (a raft voter) runs the
 // controller duties and serves the controller APIs on its quorum port
-// (controller.quorum.voters host:port, behind metadata.ControllerRPCByte),
+// (its controller listener, behind quorum.ControllerRPCByte),
 // where brokers reach it; a broker runs the partitions, the group
 // coordinator, the client listeners and the lifecycle. A dedicated
 // controller (process.roles=controller) is not a broker: it never
@@ -36,8 +38,10 @@ import (
 	"github.com/vltava/vltava/internal/broker"
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/controller"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/replication"
 	"github.com/vltava/vltava/internal/server"
@@ -50,8 +54,8 @@ import (
 type Node struct {
 	cfg        *config.Broker
 	log        *slog.Logger
-	meta       *metadata.RaftLog
-	controller *metadata.Controller
+	meta       *quorum.RaftLog
+	controller *rules.Controller
 	active     *controller.Active // nil on broker-only nodes
 	channel    *controller.Client
 	lifecycle  *controller.Lifecycle
@@ -105,7 +109,17 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 			return nil, fmt.Errorf("log dir %s: %w", d, err)
 		}
 	}
-	mp, err := metadata.LoadOrCreateMetaProperties(cfg.LogDirs, cfg.NodeID)
+	mode, err := modeOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var mp metadata.MetaProperties
+	var initialVoters []quorum.Member
+	if mode == dynamicQuorum {
+		mp, initialVoters, err = dynamicStorage(cfg)
+	} else {
+		mp, err = metadata.LoadOrCreateMetaProperties(cfg.LogDirs, cfg.NodeID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -114,10 +128,10 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 
-	if n.meta, err = openQuorum(cfg, log.With("component", "metadata")); err != nil {
+	if n.meta, err = openQuorum(cfg, mode, mp, initialVoters, log.With("component", "metadata")); err != nil {
 		return nil, fmt.Errorf("opening metadata quorum: %w", err)
 	}
-	n.controller = metadata.NewController(n.meta, metadata.ControllerConfig{
+	n.controller = rules.NewController(n.meta, rules.ControllerConfig{
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
@@ -141,14 +155,23 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		})
 	}
 	voters := quorumVoters(cfg)
-	if len(cfg.Voters) == 0 {
+	var bootstrap []string
+	var leaderAddr func() string
+	switch mode {
+	case zeroConfigQuorum:
 		// A single node's raft address is a placeholder; its controller
 		// endpoint is wherever the quorum port was bound.
 		voters[cfg.NodeID] = n.meta.ControllerListener().Addr().String()
+	case dynamicQuorum:
+		// The voters are raft's configuration: the leader's raft address
+		// is its controller endpoint; the bootstrap servers are where to
+		// look when no leader is known.
+		voters, bootstrap, leaderAddr = nil, bootstrapServers(cfg), n.meta.LeaderAddr
 	}
 	n.channel = controller.NewClient(controller.ClientOptions{
 		NodeID: cfg.NodeID, Quorum: n.meta, Active: n.active, Controller: n.controller,
-		Voters: voters, Logger: log.With("component", "controller-channel"),
+		Voters: voters, BootstrapServers: bootstrap, LeaderAddr: leaderAddr,
+		Logger: log.With("component", "controller-channel"),
 	})
 	if !isBroker(cfg) {
 		if err := n.startControllerOnly(); err != nil {
@@ -294,7 +317,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	// carry their real ports, and so this node, if it is the controller,
 	// can answer the other brokers).
 	n.lifecycle = controller.StartLifecycle(controller.LifecycleOptions{
-		Registration: metadata.Registration{
+		Registration: rules.Registration{
 			BrokerID: cfg.NodeID, IncarnationID: metadata.NewUuid(),
 			Endpoints: n.endpoints(), Rack: cfg.BrokerRack,
 		},
@@ -338,11 +361,11 @@ func (n *Node) adoptClusterID(img *metadata.Image) {
 	}
 	for _, d := range n.cfg.LogDirs {
 		path := filepath.Join(d, metadata.MetaPropertiesFile)
-		// The dir keeps its directory.id.
-		n.dirs.mu.Lock()
-		dirID := n.dirs.ids[d]
-		n.dirs.mu.Unlock()
-		if err := metadata.WriteMetaProperties(path, metadata.MetaProperties{ClusterID: id, NodeID: n.cfg.NodeID, DirectoryID: dirID}); err != nil {
+		mp := metadata.MetaProperties{ClusterID: id, NodeID: n.cfg.NodeID}
+		if old, err := metadata.ReadMetaProperties(path); err == nil {
+			mp.DirectoryID = old.DirectoryID
+		}
+		if err := metadata.WriteMetaProperties(path, mp); err != nil {
 			n.log.Error("recording the cluster id", "path", path, "err", err)
 			return
 		}
@@ -472,14 +495,16 @@ func quorumVoters(cfg *config.Broker) map[int32]string {
 }
 
 // openQuorum opens the metadata log: a raft quorum of controller.quorum.voters
-// (this node votes if it is a controller), or of this node alone when no
-// voters are configured. Raft listens on the controller listener's address
+// (this node votes if it is a controller), a dynamic quorum found through
+// controller.quorum.bootstrap.servers (voters from storage format or added
+// later), or of this node alone when neither is configured. Raft listens on
+// the controller listener's address
 // (controller.listener.names in listeners), else on the voter address; a
 // broker-only node listens next to its advertised host on an ephemeral port.
-func openQuorum(cfg *config.Broker, log *slog.Logger) (*metadata.RaftLog, error) {
-	rc := metadata.RaftConfig{
+func openQuorum(cfg *config.Broker, mode quorumMode, mp metadata.MetaProperties, initialVoters []quorum.Member, log *slog.Logger) (*quorum.RaftLog, error) {
+	rc := quorum.RaftConfig{
 		NodeID: cfg.NodeID,
-		Dir:    filepath.Join(cfg.MetadataLogDir, metadata.MetadataPartitionDir),
+		Dir:    raftDir(cfg),
 		Voter:  isController(cfg),
 		Voters: quorumVoters(cfg),
 		Logger: log,
@@ -492,6 +517,21 @@ func openQuorum(cfg *config.Broker, log *slog.Logger) (*metadata.RaftLog, error)
 		}
 	}
 	switch {
+	case mode == dynamicQuorum:
+		dynamicRaftConfig(cfg, &rc, mp, initialVoters)
+		switch {
+		case ctrlListener != nil:
+			rc.BindAddr = ctrlListener.Addr()
+		case rc.Voter:
+			return nil, fmt.Errorf("node %d is a controller (process.roles) but listeners has no controller listener (controller.listener.names=%s) for the metadata quorum", cfg.NodeID, strings.Join(cfg.ControllerListenerNames, ","))
+		default:
+			host := "127.0.0.1"
+			if len(cfg.AdvertisedListeners) > 0 && cfg.AdvertisedListeners[0].Host != "" {
+				host = cfg.AdvertisedListeners[0].Host
+			}
+			rc.BindAddr = net.JoinHostPort(host, "0")
+		}
+		electionTimeout(cfg, &rc)
 	case len(cfg.Voters) == 0:
 		// A single-node cluster: one voter, which elects itself at once.
 		rc.Voter = true
@@ -519,13 +559,13 @@ func openQuorum(cfg *config.Broker, log *slog.Logger) (*metadata.RaftLog, error)
 		}
 		electionTimeout(cfg, &rc)
 	}
-	return metadata.OpenRaftLog(rc)
+	return quorum.OpenRaftLog(rc)
 }
 
 // electionTimeout applies controller.quorum.election.timeout.ms to raft's
 // heartbeat and election timeouts (raft's own knobs; Kafka's fetch timeout
 // plays the heartbeat timeout's role).
-func electionTimeout(cfg *config.Broker, rc *metadata.RaftConfig) {
+func electionTimeout(cfg *config.Broker, rc *quorum.RaftConfig) {
 	ms := 1000
 	if v, _, ok := cfg.Value("controller.quorum.election.timeout.ms"); ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
@@ -610,7 +650,7 @@ func (n *Node) ClusterID() string {
 func (n *Node) NodeID() int32 { return n.cfg.NodeID }
 
 // Metadata is the node's metadata log (its image and quorum state).
-func (n *Node) Metadata() *metadata.RaftLog { return n.meta }
+func (n *Node) Metadata() *quorum.RaftLog { return n.meta }
 
 // IsActiveController reports whether this node currently runs the
 // controller duties.
@@ -654,6 +694,12 @@ func (n *Node) closeAll(controlled bool) error {
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
+	}
+	if controlled && n.meta != nil {
+		// A leader hands the quorum to another voter while its
+		// controller endpoint still answers, so the brokers move to the
+		// new active controller without waiting for an election timeout.
+		n.meta.TransferLeadership(controlledShutdownTimeout / 2)
 	}
 	if n.quorumServer != nil {
 		// Last before the controller duties stop: while this node still

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/storage"
@@ -23,7 +24,7 @@ type fixture struct {
 	t       *testing.T
 	dir     string
 	meta    *metadata.LocalLog
-	ctl     *metadata.Controller
+	ctl     *rules.Controller
 	store   *storage.Manager
 	manager *Manager
 }
@@ -45,7 +46,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, dir: dir, meta: meta, store: store,
-		ctl:     metadata.NewController(meta, metadata.ControllerConfig{NodeID: 1, ValidateTopicConfigs: config.ValidateTopicConfigs}),
+		ctl:     rules.NewController(meta, rules.ControllerConfig{NodeID: 1, ValidateTopicConfigs: config.ValidateTopicConfigs}),
 		manager: NewManager(1, cfg, store, log)}
 	meta.Subscribe(func(_, img *metadata.Image) {
 		if err := f.manager.Apply(img); err != nil {
@@ -76,7 +77,7 @@ func (f *fixture) sync() {
 
 func (f *fixture) create(name string, partitions int32, configs map[string]*string) metadata.Uuid {
 	f.t.Helper()
-	res := f.ctl.CreateTopics(context.Background(), []metadata.CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: -1, Configs: configs}}, false)
+	res := f.ctl.CreateTopics(context.Background(), []rules.CreateTopic{{Name: name, NumPartitions: partitions, ReplicationFactor: -1, Configs: configs}}, false)
 	if res[0].Err != nil {
 		f.t.Fatalf("create %s: %v", name, res[0].Err)
 	}
@@ -125,7 +126,7 @@ func TestManagerFollowsTheImage(t *testing.T) {
 	}
 
 	// A config change reaches the partition and its log.
-	if err := f.ctl.AlterConfigs(context.Background(), []metadata.ConfigChange{{ResourceType: 2, ResourceName: "orders", Name: "retention.ms", Value: str("1234")}}, false); err != nil {
+	if err := f.ctl.AlterConfigs(context.Background(), []rules.ConfigChange{{ResourceType: 2, ResourceName: "orders", Name: "retention.ms", Value: str("1234")}}, false); err != nil {
 		t.Fatal(err)
 	}
 	f.sync()

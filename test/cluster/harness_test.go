@@ -164,6 +164,10 @@ type clusterOptions struct {
 	logDirs int
 	// faultTrigger sets the storage fault test hook (Node.FaultTriggerFile).
 	faultTrigger bool
+	// dynamic forms the quorum the KIP-853 way (WithDynamicQuorum); the
+	// nodes in later are formatted to join later and not started.
+	dynamic bool
+	later   []int32
 }
 
 // Option configures StartCluster.
@@ -190,6 +194,17 @@ func WithLogDirs(n int) Option { return func(o *clusterOptions) { o.logDirs = n 
 // WithFaultTrigger enables the storage fault-injection test hook on every
 // node: I/O under the dirs listed in Node.FaultTriggerFile fails.
 func WithFaultTrigger() Option { return func(o *clusterOptions) { o.faultTrigger = true } }
+
+// WithDynamicQuorum configures every node with
+// controller.quorum.bootstrap.servers (the initial controllers' endpoints)
+// instead of controller.quorum.voters, and formats their storage before the
+// first start, as Kafka 4 requires: the nodes not in later with
+// --initial-controllers (all of them, with their directory ids), the nodes
+// in later with --no-initial-controllers. Nodes in later are not started by
+// StartCluster; Node.Restart starts them, and they join as observers.
+func WithDynamicQuorum(later ...int32) Option {
+	return func(o *clusterOptions) { o.dynamic, o.later = true, append(o.later, later...) }
+}
 
 // withTopology replaces the loopback topology (the netns test uses it).
 func withTopology(tp topology) Option { return func(o *clusterOptions) { o.topo = tp } }
@@ -254,10 +269,16 @@ func StartCluster(t testing.TB, opts ...Option) *Cluster {
 	t.Cleanup(c.cleanup)
 	t.Logf("starting %d-node cluster (%s)", o.nodes, o.topo.describe())
 
+	if o.dynamic {
+		c.formatDynamic()
+	}
 	start := time.Now()
 	errs := make([]error, len(c.nodes))
 	var wg sync.WaitGroup
 	for i, n := range c.nodes {
+		if slices.Contains(o.later, n.ID) {
+			continue
+		}
 		if err := n.exec(); err != nil {
 			t.Fatalf("node %d: %v", n.ID, err)
 		}
@@ -405,11 +426,27 @@ func (c *Cluster) AdminOf(ids ...int32) *kadm.Client {
 // (broker-only nodes: no CONTROLLER listener, not a voter) with this
 // cluster's overrides appended.
 func (c *Cluster) args(n *Node) []string {
-	var voters []string
+	args := []string{"server"}
+	for _, p := range c.config(n) {
+		args = append(args, "--override", p[0]+"="+p[1])
+	}
+	return args
+}
+
+// config is node n's configuration as key/value pairs.
+func (c *Cluster) config(n *Node) [][2]string {
+	var voters, bootstrap []string
 	for _, m := range c.nodes {
 		if !slices.Contains(c.opts.brokerOnly, m.ID) {
 			voters = append(voters, fmt.Sprintf("%d@%s", m.ID, c.topo.controllerAddr(m.ID)))
+			if !slices.Contains(c.opts.later, m.ID) {
+				bootstrap = append(bootstrap, c.topo.controllerAddr(m.ID))
+			}
 		}
+	}
+	quorumKey, quorumValue := "controller.quorum.voters", strings.Join(voters, ",")
+	if c.opts.dynamic {
+		quorumKey, quorumValue = "controller.quorum.bootstrap.servers", strings.Join(bootstrap, ",")
 	}
 	broker := c.topo.brokerAddr(n.ID)
 	roles, listeners := "broker,controller", "PLAINTEXT://"+broker+",CONTROLLER://"+c.topo.controllerAddr(n.ID)
@@ -424,16 +461,68 @@ func (c *Cluster) args(n *Node) []string {
 		{"controller.listener.names", "CONTROLLER"},
 		{"inter.broker.listener.name", "PLAINTEXT"},
 		{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"},
-		{"controller.quorum.voters", strings.Join(voters, ",")},
+		{quorumKey, quorumValue},
 		{"log.dirs", strings.Join(n.LogDirs(), ",")},
 	}
 	kv = append(kv, baseOverrides...)
-	kv = append(kv, c.opts.overrides...)
-	args := []string{"server"}
-	for _, p := range kv {
-		args = append(args, "--override", p[0]+"="+p[1])
+	return append(kv, c.opts.overrides...)
+}
+
+// formatDynamic runs `vltava storage format` on every node of a dynamic
+// quorum (WithDynamicQuorum), as an operator would before the first start.
+func (c *Cluster) formatDynamic() {
+	c.t.Helper()
+	clusterID := c.runTool("storage", "random-uuid")
+	var initial []string
+	for _, n := range c.nodes {
+		if !slices.Contains(c.opts.later, n.ID) && !slices.Contains(c.opts.brokerOnly, n.ID) {
+			initial = append(initial, fmt.Sprintf("%d@%s:%s", n.ID, c.topo.controllerAddr(n.ID), c.runTool("storage", "random-uuid")))
+		}
 	}
-	return args
+	for _, n := range c.nodes {
+		args := []string{"storage", "format", "--cluster-id", clusterID}
+		switch {
+		case slices.Contains(c.opts.brokerOnly, n.ID):
+		case slices.Contains(c.opts.later, n.ID):
+			args = append(args, "--no-initial-controllers")
+		default:
+			args = append(args, "--initial-controllers", strings.Join(initial, ","))
+		}
+		for _, p := range c.config(n) {
+			args = append(args, "--override", p[0]+"="+p[1])
+		}
+		n.output.note("=== harness: " + strings.Join(args, " ") + " ===")
+		n.output.note(c.runTool(args...))
+	}
+}
+
+// runTool runs the vltava binary with args and returns its trimmed
+// standard output; a failure fails the test.
+func (c *Cluster) runTool(args ...string) string {
+	c.t.Helper()
+	cmd := exec.Command(c.bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		c.t.Fatalf("vltava %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// WriteConfig writes node n's configuration as a properties file (for the
+// commands that read a node's config) and returns its path.
+func (c *Cluster) WriteConfig(n *Node) string {
+	c.t.Helper()
+	var b strings.Builder
+	for _, p := range c.config(n) {
+		fmt.Fprintf(&b, "%s=%s\n", p[0], p[1])
+	}
+	path := filepath.Join(c.t.TempDir(), fmt.Sprintf("node-%d.properties", n.ID))
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	return path
 }
 
 // cleanup kills every node (data dirs are discarded, so a clean shutdown
