@@ -28,6 +28,9 @@ func TestCoordinatorNotAvailableUntilEnoughBrokers(t *testing.T) {
 		t.Errorf("JoinGroup error = %d, want COORDINATOR_NOT_AVAILABLE", jr.ErrorCode)
 	}
 
+	// The topic exists: a commit to an unknown one is answered
+	// UNKNOWN_TOPIC_OR_PARTITION before the coordinator is asked, as Kafka.
+	createTopic(c, "t", 1, nil)
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group, commit.Generation = "g", -1
 	ct := kmsg.NewOffsetCommitRequestTopic()
