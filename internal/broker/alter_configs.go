@@ -66,7 +66,10 @@ func (b *Broker) currentConfigs(img *metadata.Image, typ int8, name string) (map
 		}
 		return maps.Clone(img.TopicConfig(name)), nil
 	case resourceBroker:
-		if err := b.checkBrokerResource(name); err != nil {
+		// The controller (where alterations land, forwarded) stores any
+		// broker's overrides, as Kafka's ConfigurationControlManager does;
+		// each broker applies its own.
+		if err := checkBrokerResourceName(name); err != nil {
 			return nil, err
 		}
 		return maps.Clone(img.BrokerConfig(name)), nil

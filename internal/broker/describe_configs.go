@@ -89,15 +89,24 @@ func (b *Broker) describeResource(img *metadata.Image, typ int8, name string) ([
 	}
 }
 
-// checkBrokerResource accepts "" (cluster-wide defaults) or this broker's id.
-func (b *Broker) checkBrokerResource(name string) error {
+// checkBrokerResourceName accepts "" (cluster-wide defaults) or a broker id.
+func checkBrokerResourceName(name string) error {
 	if name == "" {
 		return nil
 	}
-	id, err := strconv.ParseInt(name, 10, 32)
-	if err != nil {
+	if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
 		return fmt.Errorf("%w: broker resource name %q is not a broker id", kerr.InvalidRequest, name)
 	}
+	return nil
+}
+
+// checkBrokerResource accepts "" (cluster-wide defaults) or this broker's id:
+// a broker describes only its own configs, as Kafka's.
+func (b *Broker) checkBrokerResource(name string) error {
+	if err := checkBrokerResourceName(name); err != nil || name == "" {
+		return err
+	}
+	id, _ := strconv.ParseInt(name, 10, 32)
 	if int32(id) != b.nodeID {
 		return fmt.Errorf("%w: broker %d is not this broker (%d)", kerr.InvalidRequest, id, b.nodeID)
 	}

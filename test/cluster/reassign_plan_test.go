@@ -31,17 +31,14 @@ func TestReassignPlanWithThrottle(t *testing.T) {
 		}
 	}
 
-	// The rates are per-broker configs; every broker involved must take
-	// its own. Without that the plan runs unthrottled.
-	throttled := true
+	// The rates are per-broker configs, each stored by the controller for
+	// the broker it names, whichever broker the request reached.
 	for _, id := range []string{"1", "2", "3"} {
 		if out, err := c.runCLI("configs", "alter", "--broker", id, "--set", "leader.replication.throttled.rate=1"); err != nil {
-			logf(t, "broker %s does not take a per-broker config, so the plan runs without --throttle: %v: %s", id, err, strings.TrimSpace(out))
-			throttled = false
-			break
+			t.Fatalf("setting a per-broker config on broker %s: %v: %s", id, err, strings.TrimSpace(out))
 		}
 		if out, err := c.runCLI("configs", "alter", "--broker", id, "--delete", "leader.replication.throttled.rate"); err != nil {
-			t.Fatalf("clearing the probe on broker %s: %v: %s", id, err, out)
+			t.Fatalf("clearing it on broker %s: %v: %s", id, err, out)
 		}
 	}
 
@@ -51,9 +48,7 @@ func TestReassignPlanWithThrottle(t *testing.T) {
 	}
 	// A generous rate: the test checks the configs, not the pacing.
 	args := []string{"partitions", "reassign", "--execute", "--reassignment-json-file", plan}
-	if throttled {
-		args = append(args, "--throttle", "100000000")
-	}
+	args = append(args, "--throttle", "100000000")
 	out, err := c.runCLI(args...)
 	if err != nil || !strings.Contains(out, "Successfully started partition reassignments for planned-0") {
 		t.Fatalf("--execute: %v\n%s", err, out)
@@ -76,7 +71,7 @@ func TestReassignPlanWithThrottle(t *testing.T) {
 		}
 		return got
 	}
-	if got := topicThrottles(); throttled && (got["leader.replication.throttled.replicas"] != "0:1,0:2" || got["follower.replication.throttled.replicas"] != "0:3") {
+	if got := topicThrottles(); got["leader.replication.throttled.replicas"] != "0:1,0:2" || got["follower.replication.throttled.replicas"] != "0:3" {
 		t.Errorf("topic throttles after --execute: %v", got)
 	}
 
