@@ -48,15 +48,23 @@ func TestLeaderEpochCacheTruncationAndFile(t *testing.T) {
 		c.assign(e.Epoch, e.StartOffset)
 	}
 	c.assign(4, 35) // same latest epoch later: no change
-	if err := c.truncateFromEnd(30); err != nil {
+	if err := c.flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.truncateFromStart(12); err != nil {
-		t.Fatal(err)
-	}
+	before, _ := os.ReadFile(path)
+	c.truncateFromEnd(30)
+	c.truncateFromStart(12)
 	want := []epochEntry{{2, 12}}
 	if got := c.snapshot(); len(got) != 1 || got[0] != want[0] {
 		t.Fatalf("entries %+v, want %+v", got, want)
+	}
+	// Truncations change memory only (KAFKA-15046): the file is written
+	// by flush, which the log calls once its append lock is released.
+	if data, _ := os.ReadFile(path); string(data) != string(before) {
+		t.Fatalf("checkpoint written by truncation: %q, was %q", data, before)
+	}
+	if err := c.flush(); err != nil {
+		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
 	if string(data) != "0\n1\n2 12\n" {

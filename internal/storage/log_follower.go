@@ -137,10 +137,15 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 		err = l.truncateFullyAndStartAtLocked(offset)
 	}
 	l.mu.Unlock()
+	restarted := err == nil
+	if restarted {
+		// Written once the append lock is released (KAFKA-15046).
+		err = l.epochs.flush()
+	}
 	l.flushMu.Unlock()
 	// The Manager checkpoints the new log start offset promptly; its
 	// callback takes its own locks, so it runs after ours are released.
-	l.notifyLogStartOffset(err == nil)
+	l.notifyLogStartOffset(restarted)
 	return err
 }
 

@@ -166,7 +166,10 @@ func (l *Log) load(opts OpenOptions) error {
 		l.mu.Lock()
 		err := l.truncateFullyAndStartAtLocked(lso)
 		l.mu.Unlock()
-		return err
+		if err != nil {
+			return err
+		}
+		return l.epochs.flush()
 	}
 	l.logStartOffset.Store(lso)
 	if opts.CleanShutdown {
@@ -175,10 +178,11 @@ func (l *Log) load(opts OpenOptions) error {
 		l.recoveryPoint.Store(max(min(opts.RecoveryPoint, leo), lso))
 	}
 	l.highWatermark.Store(max(min(opts.HighWatermark, leo), lso))
-	l.epochs.truncateFromEndDeferred(leo)
-	if err := l.epochs.truncateFromStart(lso); err != nil {
-		return err
-	}
+	// Entries past the log end or before its start describe no data: drop
+	// them in memory, the next flush rewrites the file (as Kafka's
+	// truncateFromEndAsyncFlush at load).
+	l.epochs.truncateFromEnd(leo)
+	l.epochs.truncateFromStart(lso)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.mu.producers.deleteSnapshotsAbove(leo); err != nil {

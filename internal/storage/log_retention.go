@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -95,6 +96,7 @@ func (l *Log) deleteOldSegments(reason string, shouldDelete func(s, next *segmen
 	newStart := max(lso, segs[n].baseOffset)
 	err := l.removeSegmentsLocked(doomed, segs[n:], newStart)
 	l.mu.Unlock()
+	err = errors.Join(err, l.epochs.flush())
 	for _, s := range doomed {
 		l.logger.Info("deleted segment", "dir", l.dir, "base_offset", s.baseOffset, "reason", reason)
 	}
@@ -120,9 +122,9 @@ func (l *Log) removeSegmentsLocked(doomed, remaining []*segment, newStart int64)
 		}
 		l.scheduleDelete(s)
 	}
-	if err := l.epochs.truncateFromStart(l.logStartOffset.Load()); err != nil && firstErr == nil {
-		firstErr = err
-	}
+	// The epoch cache changes in memory; the caller writes its file once
+	// mu is released (KAFKA-15046: no fsync under the append lock).
+	l.epochs.truncateFromStart(l.logStartOffset.Load())
 	if err := l.mu.producers.truncateHead(l.logStartOffset.Load()); err != nil && firstErr == nil {
 		firstErr = err
 	}
@@ -166,6 +168,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) (newLogStart int64, err error) {
 	l.logStartOffset.Store(offset)
 	err = l.removeSegmentsLocked(segs[:n], segs[n:], offset)
 	l.mu.Unlock()
+	err = errors.Join(err, l.epochs.flush())
 	l.flushMu.Unlock()
 	l.notifyLogStartOffset(true)
 	return offset, err
@@ -175,9 +178,20 @@ func (l *Log) DeleteRecordsBefore(offset int64) (newLogStart int64, err error) {
 // from the leader, KIP-101). Kafka cuts at batch boundaries, so when toOffset
 // falls inside a batch the whole batch goes. The leader epoch cache, producer
 // state, recovery point and high watermark follow the new log end offset.
+//
+// The leader-epoch checkpoint is written after the append lock is released,
+// still under flushMu, so no flush moves the recovery point past a
+// truncation the file does not show yet.
 func (l *Log) Truncate(toOffset int64) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
+	if err := l.truncateUnderAppendLock(toOffset); err != nil {
+		return err
+	}
+	return l.epochs.flush()
+}
+
+func (l *Log) truncateUnderAppendLock(toOffset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.closed {
@@ -228,9 +242,7 @@ func (l *Log) afterTruncationLocked(leo int64) error {
 	if l.highWatermark.Load() > leo {
 		l.highWatermark.Store(leo)
 	}
-	if err := l.epochs.truncateFromEnd(leo); err != nil {
-		return err
-	}
+	l.epochs.truncateFromEnd(leo)
 	if err := l.mu.producers.deleteSnapshotsAbove(leo); err != nil {
 		return err
 	}
@@ -258,9 +270,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	l.logEndOffset.Store(offset)
 	l.recoveryPoint.Store(offset)
 	l.highWatermark.Store(offset)
-	if err := l.epochs.clear(); err != nil {
-		return err
-	}
+	l.epochs.clear()
 	if err := l.mu.producers.clearSnapshots(); err != nil {
 		return err
 	}
