@@ -112,9 +112,6 @@ func (l *Log) removeSegmentsLocked(doomed, remaining []*segment, newStart int64)
 	if newStart > l.logStartOffset.Load() {
 		l.logStartOffset.Store(newStart)
 	}
-	if hw := l.highWatermark.Load(); hw < newStart {
-		l.highWatermark.Store(newStart)
-	}
 	var firstErr error
 	for _, s := range doomed {
 		if err := s.renameForDeletion(); err != nil && firstErr == nil {
@@ -122,6 +119,9 @@ func (l *Log) removeSegmentsLocked(doomed, remaining []*segment, newStart int64)
 		}
 		l.scheduleDelete(s)
 	}
+	// Both callers only remove data below the high watermark, so the new
+	// start never passes it.
+	l.assertOffsetsLocked("removing segments")
 	// The epoch cache changes in memory; the caller writes its file once
 	// mu is released (KAFKA-15046: no fsync under the append lock).
 	l.epochs.truncateFromStart(l.logStartOffset.Load())
@@ -239,9 +239,13 @@ func (l *Log) afterTruncationLocked(leo int64) error {
 	if l.recoveryPoint.Load() > leo {
 		l.recoveryPoint.Store(leo)
 	}
+	// Truncation lowers the high watermark with the log end, as Kafka's
+	// truncateTo: only a follower truncates, and its high watermark is
+	// bounded by its own log.
 	if l.highWatermark.Load() > leo {
 		l.highWatermark.Store(leo)
 	}
+	l.assertOffsetsLocked("truncation")
 	l.epochs.truncateFromEnd(leo)
 	if err := l.mu.producers.deleteSnapshotsAbove(leo); err != nil {
 		return err
