@@ -49,6 +49,11 @@ type leaderEpochCache struct {
 	}
 }
 
+// loadLeaderEpochCache reads the checkpoint. Each entry goes through
+// assign, as Kafka's LeaderEpochFileCache loads its file: an entry that
+// would break the order (a damaged or hand-edited file) drops the ones it
+// conflicts with instead of loading a cache that breaks its invariant; the
+// file is then rewritten at the next flush.
 func loadLeaderEpochCache(path string) (*leaderEpochCache, error) {
 	c := &leaderEpochCache{path: path}
 	lines, err := readCheckpointLines(path)
@@ -65,8 +70,11 @@ func loadLeaderEpochCache(path string) (*leaderEpochCache, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("%s: malformed line %q", path, l)
 		}
-		c.mu.entries = append(c.mu.entries, epochEntry{Epoch: int32(e), StartOffset: o})
+		if err := c.assign(int32(e), o); err != nil {
+			return nil, err
+		}
 	}
+	c.mu.dirty = len(c.mu.entries) != len(lines)
 	return c, nil
 }
 
