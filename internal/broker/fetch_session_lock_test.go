@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -112,5 +113,46 @@ func TestFetchSessionsParkedDoNotStallOthers(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatalf("parked fetch: %v", err)
+	}
+}
+
+// TestFetchSessionMovedWhileParked has a second connection use a session
+// while the first one's fetch in it is parked: the parked fetch, once
+// woken, answers INVALID_FETCH_SESSION_EPOCH rather than misstating what
+// the session sent (Kafka checks the epoch again after the wait), and the
+// session stays usable at its new epoch.
+func TestFetchSessionMovedWhileParked(t *testing.T) {
+	tn := startNode(t, nil)
+	admin := tn.dial()
+	createTopic(admin, "s", 1, nil)
+	produce(admin, "s", 0, "first")
+
+	a, b := tn.dial(), tn.dial()
+	resp := do[*kmsg.FetchResponse](a, 12, sessionFetch(0, 0, map[int32]int64{0: 1}))
+	id := resp.SessionID
+	if resp.ErrorCode != 0 || id == 0 {
+		t.Fatalf("create: error %d, id %d", resp.ErrorCode, id)
+	}
+	parked := sessionFetch(id, 1, nil)
+	parked.MinBytes, parked.MaxWaitMillis = 1, 30_000
+	parked.SetVersion(12)
+	corr := a.send(parked)
+
+	// The session moves on through the other connection (epoch 1 was
+	// taken by the parked fetch, so the next is 2).
+	within(t, 10*time.Second, "the parked fetch to take its epoch", func() bool {
+		r := do[*kmsg.FetchResponse](b, 12, sessionFetch(id, 2, nil))
+		return r.ErrorCode == 0
+	})
+	produce(admin, "s", 0, "second")
+	got, err := a.recv(parked, corr, 20*time.Second)
+	if err != nil {
+		t.Fatalf("parked fetch: %v", err)
+	}
+	if r := got.(*kmsg.FetchResponse); r.ErrorCode != kerr.InvalidFetchSessionEpoch.Code {
+		t.Fatalf("parked fetch after its session moved: error %d, want INVALID_FETCH_SESSION_EPOCH", r.ErrorCode)
+	}
+	if r := do[*kmsg.FetchResponse](b, 12, sessionFetch(id, 3, nil)); r.ErrorCode != 0 {
+		t.Fatalf("the session at its new epoch: error %d", r.ErrorCode)
 	}
 }
