@@ -177,6 +177,11 @@ func (l *Log) load(opts OpenOptions) error {
 	} else {
 		l.recoveryPoint.Store(max(min(opts.RecoveryPoint, leo), lso))
 	}
+	// The checkpointed offsets are bounded by the log found on disk, as
+	// Kafka's log loading does (updateHighWatermark; a recovery point past
+	// the end): a crash may leave the checkpoints ahead of a log whose
+	// unflushed tail recovery cut. This is input from disk, not an
+	// invariant of the running log.
 	l.highWatermark.Store(max(min(opts.HighWatermark, leo), lso))
 	// Entries past the log end or before its start describe no data: drop
 	// them in memory, the next flush rewrites the file (as Kafka's
