@@ -51,11 +51,23 @@ func (l *Log) assertRegion(res ReadResult, offset, maxOffset int64) {
 	if _, err := res.File.ReadAt(buf, res.Position); err != nil && err != io.EOF {
 		return
 	}
+	l.assertBatches(buf, offset, maxOffset)
+}
+
+// assertData checks the batches Read returned, as assertRegion does.
+func (l *Log) assertData(res ReadResult, offset, maxOffset int64) {
+	l.assertBatches(res.Data, offset, maxOffset)
+}
+
+// assertBatches checks the batches of a read at offset bounded by
+// maxOffset: the first contains or follows offset, offsets increase, none
+// reaches maxOffset; a trailing partial batch (a byte limit) is allowed.
+func (l *Log) assertBatches(buf []byte, offset, maxOffset int64) {
 	prevLast := int64(-1)
 	for first := true; len(buf) >= record.BatchHeaderSize; first = false {
 		h, err := record.ParseHeader(buf)
 		if err != nil {
-			panic(fmt.Sprintf("storage: %s: region at %d for offset %d: %v", l.dir, res.Position, offset, err))
+			panic(fmt.Sprintf("storage: %s: read at offset %d: %v", l.dir, offset, err))
 		}
 		n := 12 + int(h.Length)
 		if n > len(buf) {
@@ -63,11 +75,11 @@ func (l *Log) assertRegion(res ReadResult, offset, maxOffset int64) {
 		}
 		switch {
 		case first && h.LastOffset() < offset:
-			panic(fmt.Sprintf("storage: %s: region for offset %d starts with batch [%d, %d]", l.dir, offset, h.BaseOffset, h.LastOffset()))
+			panic(fmt.Sprintf("storage: %s: read at offset %d starts with batch [%d, %d]", l.dir, offset, h.BaseOffset, h.LastOffset()))
 		case h.BaseOffset <= prevLast:
-			panic(fmt.Sprintf("storage: %s: region for offset %d: batch at %d after one ending at %d", l.dir, offset, h.BaseOffset, prevLast))
+			panic(fmt.Sprintf("storage: %s: read at offset %d: batch at %d after one ending at %d", l.dir, offset, h.BaseOffset, prevLast))
 		case h.LastOffset() >= maxOffset:
-			panic(fmt.Sprintf("storage: %s: region for offset %d: batch [%d, %d] reaches the bound %d", l.dir, offset, h.BaseOffset, h.LastOffset(), maxOffset))
+			panic(fmt.Sprintf("storage: %s: read at offset %d: batch [%d, %d] reaches the bound %d", l.dir, offset, h.BaseOffset, h.LastOffset(), maxOffset))
 		}
 		prevLast = h.LastOffset()
 		buf = buf[n:]

@@ -8,3 +8,5 @@ const heavyInvariants = false
 func (l *Log) assertSegmentsLocked(string) {}
 
 func (l *Log) assertRegion(ReadResult, int64, int64) {}
+
+func (l *Log) assertData(ReadResult, int64, int64) {}

@@ -234,6 +234,9 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		if errors.Is(err, os.ErrClosed) && attempt < 3 {
 			continue
 		}
+		if heavyInvariants && err == nil {
+			l.assertData(res, offset, min(maxOffset, res.LogEndOffset))
+		}
 		return res, err
 	}
 }
