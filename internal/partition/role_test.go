@@ -10,6 +10,7 @@ import (
 
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 // TestNoLeaderAppendLandsAfterBecomingFollower races appends against a
@@ -49,10 +50,7 @@ func TestNoLeaderAppendLandsAfterBecomingFollower(t *testing.T) {
 		}
 		// Let the appenders get going, then move the leadership.
 		start := p.LogEndOffset()
-		deadline := time.Now().Add(10 * time.Second)
-		for p.LogEndOffset() < start+256 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
+		poll.True(t, 10*time.Second, "the appenders to write", func() bool { return p.LogEndOffset() >= start+256 })
 		f.commit(&metadata.PartitionChangeRecord{TopicID: f.topicID, Partition: 0, Leader: &two})
 		leo := p.LogEndOffset()
 		wg.Wait()

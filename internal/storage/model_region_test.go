@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 // regionRecordKey is the key of the record at offset o: few keys, so
@@ -176,13 +177,13 @@ func TestReadRegionConcurrentWithRetentionAndCompaction(t *testing.T) {
 	// Keep reading until the producer is done and two compaction passes
 	// have completed over what it wrote.
 	<-produced
-	deadline := time.Now().Add(60 * time.Second)
-	for cleaned.Load() < 2 && len(errs) == 0 {
-		if time.Now().After(deadline) {
-			t.Errorf("compaction: %d passes completed, %d aborted in 60 s", cleaned.Load(), aborted.Load())
-			break
+	if err := poll.Err(60*time.Second, func() error {
+		if cleaned.Load() >= 2 || len(errs) > 0 {
+			return nil
 		}
-		time.Sleep(5 * time.Millisecond)
+		return fmt.Errorf("%d compaction passes completed, %d aborted", cleaned.Load(), aborted.Load())
+	}); err != nil {
+		t.Error(err)
 	}
 	close(stop)
 	wg.Wait()
