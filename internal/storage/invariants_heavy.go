@@ -30,6 +30,9 @@ func (l *Log) assertSegmentsLocked(where string) {
 			panic(fmt.Sprintf("storage: %s: %s: segment %d (ends %d) overlaps the next at %d", l.dir, where, s.baseOffset, s.nextOffset, segs[i+1].baseOffset))
 		}
 	}
+	for _, s := range segs {
+		s.assertOffsetIndex(l.dir, where)
+	}
 	if last := segs[len(segs)-1]; last.size.Load() > 0 && last.nextOffset != l.logEndOffset.Load() {
 		panic(fmt.Sprintf("storage: %s: %s: active segment ends at %d, log end offset %d", l.dir, where, last.nextOffset, l.logEndOffset.Load()))
 	}
@@ -83,5 +86,27 @@ func (l *Log) assertBatches(buf []byte, offset, maxOffset int64) {
 		}
 		prevLast = h.LastOffset()
 		buf = buf[n:]
+	}
+}
+
+// assertOffsetIndex checks a segment's offset index against its data:
+// entries increase in offset and position, and each points inside the
+// segment (an entry maps a batch's last offset to where the batch starts).
+func (s *segment) assertOffsetIndex(dir, where string) {
+	x := s.offsetIndex
+	if x == nil {
+		return
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	size := s.size.Load()
+	for i, e := range x.mu.entries {
+		if i > 0 && (e.relOffset <= x.mu.entries[i-1].relOffset || e.position <= x.mu.entries[i-1].position) {
+			panic(fmt.Sprintf("storage: %s: %s: offset index of segment %d out of order at entry %d", dir, where, s.baseOffset, i))
+		}
+		if s.baseOffset+int64(e.relOffset) >= s.nextOffset || int64(e.position) >= size {
+			panic(fmt.Sprintf("storage: %s: %s: offset index entry (%d, %d) of segment %d past its data (next offset %d, %d bytes)",
+				dir, where, s.baseOffset+int64(e.relOffset), e.position, s.baseOffset, s.nextOffset, size))
+		}
 	}
 }
