@@ -309,7 +309,9 @@ func decodeSnapshot(data []byte) (map[int64]*producerEntry, error) {
 	}
 	n := int(binary.BigEndian.Uint32(data[6:]))
 	p := data[10:]
-	out := make(map[int64]*producerEntry, n)
+	// Each entry takes at least 31 bytes: the hint never exceeds what the
+	// data can hold, whatever the count says.
+	out := make(map[int64]*producerEntry, min(n, len(p)/31))
 	for range n {
 		if len(p) < 31 {
 			return nil, fmt.Errorf("%w: truncated producer entry", errBadSnapshot)
