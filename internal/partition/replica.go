@@ -189,7 +189,28 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked(now time.Time) bool {
 			hw = min(hw, f.leo)
 		}
 	}
-	return p.log.AdvanceHighWatermark(hw)
+	if !p.log.AdvanceHighWatermark(hw) {
+		return false
+	}
+	p.assertHighWatermarkLocked(isr, hw)
+	return true
+}
+
+// assertHighWatermarkLocked checks that a high watermark the leader just
+// moved to hw passes no member of the ISR it answers to: each has fetched
+// up to hw. A violation would acknowledge acks=all records a new leader
+// from that ISR might not have.
+func (p *Partition) assertHighWatermarkLocked(isr []int32, hw int64) {
+	for _, id := range isr {
+		if id == p.env.nodeID {
+			continue
+		}
+		// A member with no follower state is not a replica (the image's
+		// business, not this computation's) and bounds nothing here.
+		if f := p.mu.leader.followers[id]; f != nil && f.leo < hw {
+			panic(fmt.Sprintf("partition %s-%d: high watermark %d passes ISR member %d at %d", p.Topic, p.Index, hw, id, f.leo))
+		}
+	}
 }
 
 // advanceHighWatermark recomputes the high watermark after an append on the
