@@ -95,8 +95,9 @@ func (l *Log) deleteOldSegments(reason string, shouldDelete func(s, next *segmen
 	doomed := segs[:n]
 	newStart := max(lso, segs[n].baseOffset)
 	err := l.removeSegmentsLocked(doomed, segs[n:], newStart)
+	producers := l.mu.producers
 	l.mu.Unlock()
-	err = errors.Join(err, l.epochs.flush())
+	err = errors.Join(err, l.epochs.flush(), producers.removeSnapshotsBelow(newStart))
 	for _, s := range doomed {
 		l.logger.Info("deleted segment", "dir", l.dir, "base_offset", s.baseOffset, "reason", reason)
 	}
@@ -106,7 +107,9 @@ func (l *Log) deleteOldSegments(reason string, shouldDelete func(s, next *segmen
 
 // removeSegmentsLocked publishes remaining as the segment list, schedules
 // the doomed segments' files for deletion and applies the new log start
-// offset to the epoch cache and producer state. mu must be held.
+// offset to the epoch cache and producer state in memory. mu must be held;
+// the caller writes the epoch checkpoint and removes the producer-state
+// snapshots below the new start once it has released mu.
 func (l *Log) removeSegmentsLocked(doomed, remaining []*segment, newStart int64) error {
 	l.setSegmentsLocked(append([]*segment(nil), remaining...))
 	if newStart > l.logStartOffset.Load() {
@@ -125,9 +128,9 @@ func (l *Log) removeSegmentsLocked(doomed, remaining []*segment, newStart int64)
 	// The epoch cache changes in memory; the caller writes its file once
 	// mu is released (KAFKA-15046: no fsync under the append lock).
 	l.epochs.truncateFromStart(l.logStartOffset.Load())
-	if err := l.mu.producers.truncateHead(l.logStartOffset.Load()); err != nil && firstErr == nil {
-		firstErr = err
-	}
+	// Producer state too; its snapshot files below the new start are
+	// removed by the caller after mu (listing the dir is I/O).
+	l.mu.producers.forgetBefore(l.logStartOffset.Load())
 	return firstErr
 }
 
@@ -167,8 +170,9 @@ func (l *Log) DeleteRecordsBefore(offset int64) (newLogStart int64, err error) {
 	}
 	l.logStartOffset.Store(offset)
 	err = l.removeSegmentsLocked(segs[:n], segs[n:], offset)
+	producers := l.mu.producers
 	l.mu.Unlock()
-	err = errors.Join(err, l.epochs.flush())
+	err = errors.Join(err, l.epochs.flush(), producers.removeSnapshotsBelow(offset))
 	l.flushMu.Unlock()
 	l.notifyLogStartOffset(true)
 	return offset, err
