@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 // leaderQuorum is a metadata log whose node always leads: a LocalLog, so the
@@ -37,13 +38,7 @@ func newTestActive(t *testing.T, session time.Duration) (*Active, *metadata.Cont
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.True(t, 5*time.Second, what, cond)
 }
 
 // register registers and unfences broker id, returning its epoch.
