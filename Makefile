@@ -26,7 +26,7 @@ lint:
 	$(STATICCHECK) $(PKGS)
 
 unit:
-	$(GO) test -race -count=1 $(UNIT)
+	$(GO) test -race -count=1 -tags invariants $(UNIT)
 
 ## fuzz: a short run of every fuzz target (seed corpora live in testdata/fuzz).
 fuzz:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/controller"
@@ -66,9 +67,12 @@ type Broker struct {
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
 
-	// autoCreate serializes automatic topic creation so concurrent
-	// metadata requests for one missing topic create it once.
+	// autoCreate serializes the creation of the offsets topic
+	// (find_coordinator.go).
 	autoCreate sync.Mutex
+	// autoCreates runs one auto-creation per missing topic name at a time
+	// (metadata.go), shared by the requests that asked for it.
+	autoCreates singleflight.Group
 }
 
 // Options are the parts a Broker is assembled from.

@@ -33,7 +33,9 @@ package broker
 // Long-poll: when fewer than min_bytes are available the request parks on
 // its partitions (partition.Waiter) until an append moves a high watermark,
 // max_wait_ms passes or the connection closes. No polling loop: each wake-up
-// comes from an append.
+// comes from an append. A fetch in a session parks without the session's
+// lock (fetchPlan copies what it reads; fetchSession.finish records what
+// was sent), so a parked fetch stalls neither its cache nor other sessions.
 
 import (
 	"context"
@@ -59,6 +61,20 @@ type fetchItem struct {
 	currentLeaderEpoch int32
 	lastFetchedEpoch   int32
 	session            *sessionPartition // nil for sessionless fetches
+	// What the session last sent of the partition, copied under the
+	// session's lock so the read needs no lock.
+	sentHighWatermark, sentLastStableOffset, sentLogStartOffset int64
+}
+
+// sessionItem copies a session partition into a fetch item; the session's
+// lock is held.
+func sessionItem(sp *sessionPartition) fetchItem {
+	return fetchItem{
+		key: sp.key, fetchOffset: sp.fetchOffset, maxBytes: sp.maxBytes,
+		currentLeaderEpoch: sp.currentLeaderEpoch, lastFetchedEpoch: sp.lastFetchedEpoch,
+		session:           sp,
+		sentHighWatermark: sp.sentHighWatermark, sentLastStableOffset: sp.sentLastStableOffset, sentLogStartOffset: sp.sentLogStartOffset,
+	}
 }
 
 // fetchReader is what one Fetch request reads with: who asks and how.
@@ -74,13 +90,12 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	useIDs := r.Version >= 13
 
-	items, session, full, errCode := b.fetchPlan(req, r.Received)
+	items, session, epoch, full, errCode := b.fetchPlan(req, r.Received)
 	if errCode != 0 {
 		resp.ErrorCode = errCode
 		return resp, nil
 	}
 	if session != nil {
-		defer session.mu.Unlock()
 		resp.SessionID = session.id
 	}
 
@@ -110,8 +125,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 			// Only the read that is answered updates what the session
 			// has sent: a change seen by a read before parking must
 			// still count as a change for the read after it.
-			for _, u := range sent {
-				u.apply()
+			if session != nil && !session.finish(epoch, sent) {
+				resp.ErrorCode, resp.SessionID = kerr.InvalidFetchSessionEpoch.Code, 0
+				return resp, nil
 			}
 			resp.Topics = out
 			if r.Version >= 16 {
@@ -142,10 +158,12 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 }
 
 // fetchPlan works out which partitions to read from the request and its
-// session (KIP-227). On success with a session, the session's lock is held
-// and the caller unlocks it. full reports whether every partition goes into
-// the response (a full fetch) rather than only the changed ones.
-func (b *Broker) fetchPlan(req *kmsg.FetchRequest, now time.Time) (items []fetchItem, s *fetchSession, full bool, errCode int16) {
+// session (KIP-227), updating the session under its lock and releasing it:
+// the items are copies, and epoch is the session epoch this request owns,
+// which the answer checks again (fetchSession.finish). full reports
+// whether every partition goes into the response (a full fetch) rather
+// than only the changed ones.
+func (b *Broker) fetchPlan(req *kmsg.FetchRequest, now time.Time) (items []fetchItem, s *fetchSession, epoch int32, full bool, errCode int16) {
 	listed := func() []sessionPartition {
 		var ps []sessionPartition
 		for _, t := range req.Topics {
@@ -171,12 +189,12 @@ func (b *Broker) fetchPlan(req *kmsg.FetchRequest, now time.Time) (items []fetch
 
 	switch {
 	case req.Version < 7 || (req.SessionID == 0 && req.SessionEpoch == fetchFinalEpoch):
-		return toItems(listed()), nil, true, 0
+		return toItems(listed()), nil, 0, true, 0
 
 	case req.SessionEpoch == fetchFinalEpoch:
 		// Close the session; this request is a sessionless full fetch.
 		b.fetchSessions.remove(req.SessionID)
-		return toItems(listed()), nil, true, 0
+		return toItems(listed()), nil, 0, true, 0
 
 	case req.SessionEpoch == fetchInitialEpoch:
 		if req.SessionID != 0 {
@@ -185,30 +203,29 @@ func (b *Broker) fetchPlan(req *kmsg.FetchRequest, now time.Time) (items []fetch
 		s = b.fetchSessions.create(now)
 		ps := listed()
 		if s == nil {
-			return toItems(ps), nil, true, 0
+			return toItems(ps), nil, 0, true, 0
 		}
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		for _, p := range ps {
-			sp := s.upsertLocked(p)
-			items = append(items, fetchItem{key: sp.key, fetchOffset: sp.fetchOffset, maxBytes: sp.maxBytes, currentLeaderEpoch: sp.currentLeaderEpoch, lastFetchedEpoch: sp.lastFetchedEpoch, session: sp})
+			items = append(items, sessionItem(s.upsertLocked(p)))
 		}
-		return items, s, true, 0
+		return items, s, s.epoch, true, 0
 
 	default:
-		s = b.fetchSessions.get(req.SessionID)
+		s = b.fetchSessions.get(req.SessionID, now)
 		if s == nil {
-			return nil, nil, false, kerr.FetchSessionIDNotFound.Code
+			return nil, nil, 0, false, kerr.FetchSessionIDNotFound.Code
 		}
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		if req.SessionEpoch != s.epoch {
-			s.mu.Unlock()
-			return nil, nil, false, kerr.InvalidFetchSessionEpoch.Code
+			return nil, nil, 0, false, kerr.InvalidFetchSessionEpoch.Code
 		}
 		s.epoch++
 		if s.epoch < 0 {
 			s.epoch = 1
 		}
-		s.lastUsed = now
 		for _, p := range listed() {
 			s.upsertLocked(p)
 		}
@@ -218,10 +235,9 @@ func (b *Broker) fetchPlan(req *kmsg.FetchRequest, now time.Time) (items []fetch
 			}
 		}
 		for _, k := range s.order {
-			sp := s.parts[k]
-			items = append(items, fetchItem{key: sp.key, fetchOffset: sp.fetchOffset, maxBytes: sp.maxBytes, currentLeaderEpoch: sp.currentLeaderEpoch, lastFetchedEpoch: sp.lastFetchedEpoch, session: sp})
+			items = append(items, sessionItem(s.parts[k]))
 		}
-		return items, s, false, 0
+		return items, s, s.epoch, false, 0
 	}
 }
 
@@ -267,8 +283,8 @@ func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int3
 		size += int(region.length) + len(rp.RecordBatches) // down-converted records are not a region
 		if sp := it.session; sp != nil {
 			changed := region.length > 0 || rp.ErrorCode != 0 || rp.DivergingEpoch.EndOffset >= 0 ||
-				rp.HighWatermark != sp.sentHighWatermark || rp.LastStableOffset != sp.sentLastStableOffset ||
-				rp.LogStartOffset != sp.sentLogStartOffset
+				rp.HighWatermark != it.sentHighWatermark || rp.LastStableOffset != it.sentLastStableOffset ||
+				rp.LogStartOffset != it.sentLogStartOffset
 			if !full && !changed {
 				continue
 			}

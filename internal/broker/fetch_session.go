@@ -52,19 +52,32 @@ type sessionPartition struct {
 // fetchSession is one client's session. Requests of a session come from
 // one connection one at a time, but a client may reuse a session id across
 // connections, so mu guards the partitions and the epoch.
+//
+// mu is held only for bookkeeping, never across a read or a long-poll (as
+// Kafka's FetchSession, whose lock covers the cached partitions only): a
+// request updates the session and copies what it reads under mu, releases
+// it, reads and parks, then takes mu again to record what it sent — unless
+// the epoch moved meanwhile (finish).
 type fetchSession struct {
 	id int32
 
-	mu       sync.Mutex
-	epoch    int32
-	parts    map[fetchSessionKey]*sessionPartition
-	order    []fetchSessionKey // insertion order, for stable responses
+	mu    sync.Mutex
+	epoch int32
+	parts map[fetchSessionKey]*sessionPartition
+	order []fetchSessionKey // insertion order, for stable responses
+
+	// lastUsed and elem belong to the cache and are guarded by its lock,
+	// so the cache never takes a session's lock.
 	lastUsed time.Time
 	elem     *list.Element
 }
 
 // fetchSessionCache holds the sessions, bounded by
 // max.incremental.fetch.session.cache.slots.
+//
+// Lock order: the cache lock and a session's lock are never held together.
+// The cache lock covers the map, the LRU list and each session's lastUsed;
+// a session's lock covers its partitions and epoch.
 type fetchSessionCache struct {
 	maxSessions int
 
@@ -97,7 +110,7 @@ func (c *fetchSessionCache) create(now time.Time) *fetchSession {
 			return nil
 		}
 		s := oldest.Value.(*fetchSession)
-		if now.Sub(s.lastUsedLocked()) < fetchSessionIdleEviction {
+		if now.Sub(s.lastUsed) < fetchSessionIdleEviction {
 			return nil
 		}
 		c.removeLocked(s)
@@ -112,20 +125,13 @@ func (c *fetchSessionCache) create(now time.Time) *fetchSession {
 	return s
 }
 
-// lastUsedLocked reads the session's last use; the cache lock is held and
-// the session's own lock is taken briefly (lock order: cache, then session).
-func (s *fetchSession) lastUsedLocked() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastUsed
-}
-
-// get returns a session and marks it used.
-func (c *fetchSessionCache) get(id int32) *fetchSession {
+// get returns a session and marks it used at now.
+func (c *fetchSessionCache) get(id int32, now time.Time) *fetchSession {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.mu.sessions[id]
 	if s != nil {
+		s.lastUsed = now
 		c.mu.lru.MoveToBack(s.elem)
 	}
 	return s
@@ -142,6 +148,23 @@ func (c *fetchSessionCache) remove(id int32) {
 func (c *fetchSessionCache) removeLocked(s *fetchSession) {
 	delete(c.mu.sessions, s.id)
 	c.mu.lru.Remove(s.elem)
+}
+
+// finish records what an answered request sent, under the session's lock
+// taken again after the read (and the long-poll). It reports false when
+// another request of the session moved its epoch meanwhile: the answer
+// would then misstate what the client holds, and Kafka answers
+// INVALID_FETCH_SESSION_EPOCH in that case.
+func (s *fetchSession) finish(epoch int32, sent []sentUpdate) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.epoch != epoch {
+		return false
+	}
+	for _, u := range sent {
+		u.apply()
+	}
+	return true
 }
 
 // upsertLocked adds or updates a partition the client listed.

@@ -7,7 +7,6 @@ package broker_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/node"
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 // testNode is a running node and the address of its PLAINTEXT listener.
@@ -260,13 +260,5 @@ func batchHeaders(t *testing.T, data []byte) []record.Header {
 // within runs f until it succeeds or the deadline passes.
 func within(t *testing.T, d time.Duration, what string, f func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	for !f() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	poll.True(t, d, what, f)
 }

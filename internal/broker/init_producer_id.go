@@ -15,9 +15,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/vltava/vltava/internal/server"
 )
@@ -28,35 +30,85 @@ func init() { register(kmsg.InitProducerID, 0, 5, (*Broker).handleInitProducerID
 // a time.
 const producerIDBlockSize = 1000
 
-// producerIDBlock hands out ids from the block this broker holds.
+// producerIDBlock hands out ids from the block this broker holds. mu
+// guards the block only; it is never held across the controller call that
+// fetches the next block: callers that find the block used up share one
+// fetch (a singleflight), the fetch installs the block, and they take ids
+// from it. A caller stops waiting when its request ends.
 type producerIDBlock struct {
-	mu   sync.Mutex
-	next int64
-	end  int64 // exclusive
+	mu    sync.Mutex
+	next  int64
+	end   int64 // exclusive
+	fetch singleflight.Group
 }
 
-func (b *Broker) nextProducerID(ctx context.Context) (int64, error) {
-	pb := &b.producerIDs
+// take returns the next id of the block, if any is left.
+func (pb *producerIDBlock) take() (int64, bool) {
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	if pb.next >= pb.end {
-		first, count := int64(0), int32(producerIDBlockSize)
-		var err error
-		if b.controllerIsLocal() {
-			first, err = b.controller.AllocateProducerIDs(ctx, b.nodeID, producerIDBlockSize)
-		} else {
-			// The block comes from the active controller (AllocateProducerIds),
-			// so ids stay unique across brokers.
-			first, count, err = b.channel.AllocateProducerIDs(ctx)
-		}
-		if err != nil {
-			return 0, err
-		}
-		pb.next, pb.end = first, first+int64(count)
+		return 0, false
 	}
 	id := pb.next
 	pb.next++
-	return id, nil
+	return id, true
+}
+
+func (b *Broker) nextProducerID(ctx context.Context) (int64, error) {
+	return b.producerIDs.nextID(ctx, func(ctx context.Context) (int64, int32, error) {
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
+		defer cancel()
+		return b.allocateProducerIDBlock(cctx)
+	})
+}
+
+// nextID returns the next id, fetching a block with allocate when the one
+// held is used up. The fetch runs detached from the caller that started it
+// (context.WithoutCancel), so that caller leaving does not fail the others
+// waiting for the same block; allocate bounds it.
+func (pb *producerIDBlock) nextID(ctx context.Context, allocate func(context.Context) (int64, int32, error)) (int64, error) {
+	for {
+		if id, ok := pb.take(); ok {
+			return id, nil
+		}
+		done := pb.fetch.DoChan("next block", func() (any, error) {
+			pb.mu.Lock()
+			left := pb.next < pb.end
+			pb.mu.Unlock()
+			if left {
+				// Installed by a fetch that ended after this caller
+				// looked: no second block.
+				return nil, nil
+			}
+			first, count, err := allocate(context.WithoutCancel(ctx))
+			if err != nil {
+				return nil, err
+			}
+			pb.mu.Lock()
+			pb.next, pb.end = first, first+int64(count)
+			pb.mu.Unlock()
+			return nil, nil
+		})
+		select {
+		case r := <-done:
+			if r.Err != nil {
+				return 0, r.Err
+			}
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%w: waiting for a producer id block: %v", kerr.RequestTimedOut, ctx.Err())
+		}
+	}
+}
+
+// allocateProducerIDBlock asks the controller for the next block.
+func (b *Broker) allocateProducerIDBlock(ctx context.Context) (first int64, count int32, err error) {
+	if b.controllerIsLocal() {
+		first, err = b.controller.AllocateProducerIDs(ctx, b.nodeID, producerIDBlockSize)
+		return first, producerIDBlockSize, err
+	}
+	// The block comes from the active controller (AllocateProducerIds),
+	// so ids stay unique across brokers.
+	return b.channel.AllocateProducerIDs(ctx)
 }
 
 func (b *Broker) handleInitProducerID(ctx context.Context, r *server.Request) (kmsg.Response, error) {

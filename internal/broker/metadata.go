@@ -16,7 +16,9 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -100,6 +102,13 @@ func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Re
 // autoCreateTopic creates a topic a client asked for, with the broker's
 // default partition count and replication factor. Internal topic names are
 // never auto-created here; their coordinators create them.
+//
+// Concurrent requests for one missing name share one creation (a
+// singleflight per name); no lock is held across the controller call, so
+// requests for other names, or for topics that exist, never wait on it.
+// The shared creation is not tied to the first caller's connection: it runs
+// for at most request.timeout.ms, as the forwarded CreateTopics would, and
+// each caller stops waiting when its own request ends.
 func (b *Broker) autoCreateTopic(ctx context.Context, name string) (*metadata.TopicImage, error) {
 	if err := metadata.ValidateTopicName(name); err != nil {
 		return nil, err
@@ -107,8 +116,28 @@ func (b *Broker) autoCreateTopic(ctx context.Context, name string) (*metadata.To
 	if metadata.IsInternalTopic(name) {
 		return nil, kerr.UnknownTopicOrPartition
 	}
-	b.autoCreate.Lock()
-	defer b.autoCreate.Unlock()
+	if t, ok := b.meta.Image().Topic(name); ok {
+		return t, nil
+	}
+	done := b.autoCreates.DoChan(name, func() (any, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
+		defer cancel()
+		return b.createTopicNow(cctx, name)
+	})
+	select {
+	case r := <-done:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*metadata.TopicImage), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: waiting for topic %s to be created: %v", kerr.RequestTimedOut, name, ctx.Err())
+	}
+}
+
+// createTopicNow is one auto-creation: the topic, then the local image and
+// partitions reflecting it.
+func (b *Broker) createTopicNow(ctx context.Context, name string) (*metadata.TopicImage, error) {
 	if t, ok := b.meta.Image().Topic(name); ok {
 		return t, nil
 	}

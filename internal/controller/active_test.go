@@ -11,6 +11,7 @@ import (
 
 	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 // leaderQuorum is a metadata log whose node always leads: a LocalLog, so the
@@ -38,13 +39,7 @@ func newTestActive(t *testing.T, session time.Duration) (*Active, *rules.Control
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.True(t, 5*time.Second, what, cond)
 }
 
 // register registers and unfences broker id, returning its epoch.

@@ -24,6 +24,7 @@ import (
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/node"
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 type cluster struct {
@@ -206,13 +207,7 @@ func (c *cluster) admin(id int32) *kadm.Client {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.True(t, d, what, cond)
 }
 
 func TestClusterFormsAndRegistersEveryBroker(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 // memLog is an in-memory OffsetsLog: per partition, the appended batches
@@ -104,11 +105,5 @@ func newTestCoordinator(t *testing.T, cfg Config, log *memLog, now func() time.T
 // waitFor polls cond until it holds or five seconds pass.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.True(t, 5*time.Second, "the condition", cond)
 }

@@ -40,6 +40,23 @@ type Partition struct {
 	// replaced whole on change so the produce path reads it without a lock.
 	settings atomic.Pointer[settings]
 
+	// role is Kafka's leaderIsrUpdateLock: appends (as leader or as
+	// follower) and follower truncations hold it shared from their role
+	// check to the end of the log write; a role change (applySettings)
+	// holds it exclusively. It closes the window in which an append
+	// checked "leader" while a change made this replica a follower, and
+	// wrote a batch stamped with a stale epoch into a log a fetcher is
+	// about to truncate.
+	//
+	// Neither side waits on a disk: the exclusive side only updates
+	// memory, and the shared side holds it for one log write (into the
+	// page cache) — the flush.messages fsync and the validation of the
+	// batch (CRC, decompression) run outside it. A role change thus waits
+	// at most for the appends in progress, and the appends arriving
+	// meanwhile wait behind it (a Go RWMutex lets a waiting writer in
+	// first), so a stream of appends cannot starve it.
+	role sync.RWMutex
+
 	mu struct {
 		sync.Mutex
 		// waiters are parked fetches and produces to signal when the
@@ -124,9 +141,23 @@ func (p *Partition) Append(data []byte, acks int16, produceVersion int16) (stora
 		logAppendTime = opts.Now
 		record.SetLogAppendTime(v.Batch, logAppendTime)
 	}
-	info, err := p.log.Append(v.Batch, s.leaderEpoch)
+	// The role is checked again under the role lock, and the epoch
+	// stamped is the one that holds while the batch is written.
+	p.role.RLock()
+	cur := p.settings.Load()
+	if cur.leader != p.env.nodeID {
+		p.role.RUnlock()
+		return storage.AppendInfo{}, fmt.Errorf("%w: broker %d no longer leads %s-%d (leader %d)", kerr.NotLeaderForPartition, p.env.nodeID, p.Topic, p.Index, cur.leader)
+	}
+	info, needsFlush, err := p.log.AppendUnflushed(v.Batch, cur.leaderEpoch)
+	p.role.RUnlock()
 	if err != nil {
 		return info, err
+	}
+	if needsFlush {
+		if err := p.log.Flush(); err != nil {
+			return info, fmt.Errorf("%w: flushing %s-%d: %v", kerr.KafkaStorageError, p.Topic, p.Index, err)
+		}
 	}
 	if !info.Duplicate {
 		info.LogAppendTime = logAppendTime

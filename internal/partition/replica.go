@@ -95,7 +95,19 @@ func (p *Partition) ISR() []int32 { return slices.Clone(p.settings.Load().isr) }
 // applySettings installs s and performs the role transition it implies
 // (Kafka's makeLeader / makeFollower). It is called by Manager.Apply, one
 // call at a time.
+//
+// It holds the role lock exclusively (see Partition.role), and does no I/O
+// under it: AssignLeaderEpoch changes the epoch cache in memory only.
 func (p *Partition) applySettings(s *settings) {
+	p.role.Lock()
+	p.applySettingsLocked(s)
+	p.role.Unlock()
+	// Parked produces and fetches recheck: the role, the ISR or the
+	// high watermark may have changed.
+	p.notify()
+}
+
+func (p *Partition) applySettingsLocked(s *settings) {
 	prev := p.settings.Load()
 	lead := s.leader == p.env.nodeID
 	newEpoch := prev == nil || prev.leaderEpoch != s.leaderEpoch || prev.leader != s.leader
@@ -149,9 +161,6 @@ func (p *Partition) applySettings(s *settings) {
 		p.maybeAdvanceHighWatermarkLocked(now)
 	}
 	p.mu.Unlock()
-	// Parked produces and fetches recheck: the role, the ISR or the
-	// high watermark may have changed.
-	p.notify()
 }
 
 // maximalISRLocked is the ISR the high watermark and acks=all answer to:
@@ -167,7 +176,9 @@ func (p *Partition) maximalISRLocked(s *settings) []int32 {
 // log end offset among the leader, the maximal ISR and any follower caught
 // up within replica.lag.time.max.ms (Kafka includes those so the high
 // watermark does not run ahead of a replica about to rejoin). It never
-// moves backwards. It reports whether it moved.
+// moves backwards: a smaller minimum (a follower that fell behind, a
+// joining replica) leaves it where it is, as Kafka's maybeIncrementLeaderHW.
+// It reports whether it moved.
 func (p *Partition) maybeAdvanceHighWatermarkLocked(now time.Time) bool {
 	s := p.settings.Load()
 	leo := p.log.LogEndOffset()
@@ -178,11 +189,28 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked(now time.Time) bool {
 			hw = min(hw, f.leo)
 		}
 	}
-	if hw > p.log.HighWatermark() {
-		p.log.SetHighWatermark(hw)
-		return true
+	if !p.log.AdvanceHighWatermark(hw) {
+		return false
 	}
-	return false
+	p.assertHighWatermarkLocked(isr, hw)
+	return true
+}
+
+// assertHighWatermarkLocked checks that a high watermark the leader just
+// moved to hw passes no member of the ISR it answers to: each has fetched
+// up to hw. A violation would acknowledge acks=all records a new leader
+// from that ISR might not have.
+func (p *Partition) assertHighWatermarkLocked(isr []int32, hw int64) {
+	for _, id := range isr {
+		if id == p.env.nodeID {
+			continue
+		}
+		// A member with no follower state is not a replica (the image's
+		// business, not this computation's) and bounds nothing here.
+		if f := p.mu.leader.followers[id]; f != nil && f.leo < hw {
+			panic(fmt.Sprintf("partition %s-%d: high watermark %d passes ISR member %d at %d", p.Topic, p.Index, hw, id, f.leo))
+		}
+	}
 }
 
 // advanceHighWatermark recomputes the high watermark after an append on the
@@ -207,9 +235,13 @@ var ErrNotReplica = fmt.Errorf("%w: fetch from a broker that is not a replica of
 // caught-up time, may advance the high watermark and may propose adding the
 // follower to the ISR. It fails if this node does not lead the partition or
 // replicaID is not one of its replicas.
+//
+// The epoch cache is read before p.mu is taken: p.mu (which parked fetches
+// and appends also need) is never held waiting on the epoch cache's lock.
 func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset int64) error {
 	now := p.env.now()
 	s := p.settings.Load()
+	epochStart := p.log.EpochStartOffset(s.leaderEpoch)
 	p.mu.Lock()
 	ls := &p.mu.leader
 	if !ls.isLeader {
@@ -232,7 +264,7 @@ func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset int64) erro
 	}
 	f.leo, f.lastFetchLeaderLEO, f.lastFetchTime = fetchOffset, leo, now
 	moved := p.maybeAdvanceHighWatermarkLocked(now)
-	change := p.maybeExpandISRLocked(s, replicaID, f)
+	change := p.maybeExpandISRLocked(s, replicaID, f, epochStart)
 	p.mu.Unlock()
 	if moved {
 		p.notify()
@@ -246,12 +278,13 @@ func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset int64) erro
 // maybeExpandISRLocked proposes adding a follower outside the ISR once it
 // has reached both the high watermark and the start of the current leader
 // epoch (Kafka's isFollowerInSync), unless another change is pending.
-func (p *Partition) maybeExpandISRLocked(s *settings, id int32, f *followerState) *ISRChange {
+// epochStart is where the leader epoch of s starts in the log (-1 if
+// unknown).
+func (p *Partition) maybeExpandISRLocked(s *settings, id int32, f *followerState, epochStart int64) *ISRChange {
 	ls := &p.mu.leader
 	if ls.pending != nil || slices.Contains(s.isr, id) {
 		return nil
 	}
-	epochStart := p.log.EpochStartOffset(s.leaderEpoch)
 	if f.leo < p.log.HighWatermark() || epochStart < 0 || f.leo < epochStart {
 		return nil
 	}
@@ -354,18 +387,44 @@ func (p *Partition) ReadReplica(offset int64, maxBytes int, minOneBatch bool) (s
 }
 
 // AppendAsFollower appends batches fetched from the leader as they are. It
-// refuses while this node leads the partition.
+// refuses while this node leads the partition; the check and the write are
+// under the role lock, so a leadership gained meanwhile waits for the write
+// and then sees it (as Kafka's appendRecordsToFollowerOrFutureReplica).
 func (p *Partition) AppendAsFollower(records []byte) (storage.AppendInfo, error) {
+	p.role.RLock()
 	if p.IsLeader() {
+		p.role.RUnlock()
 		return storage.AppendInfo{BaseOffset: -1, LastOffset: -1}, fmt.Errorf("%w: %s-%d is led here; not appending fetched data", kerr.NotLeaderForPartition, p.Topic, p.Index)
 	}
-	return p.log.AppendAsFollower(records)
+	info, needsFlush, err := p.log.AppendAsFollowerUnflushed(records)
+	p.role.RUnlock()
+	if err == nil && needsFlush {
+		if ferr := p.log.Flush(); ferr != nil {
+			err = fmt.Errorf("%w: flushing %s-%d: %v", kerr.KafkaStorageError, p.Topic, p.Index, ferr)
+		}
+	}
+	return info, err
+}
+
+// errTruncateLeader refuses a truncation of a log led here: only a
+// follower truncates to its leader's history.
+func (p *Partition) errTruncateLeader() error {
+	return fmt.Errorf("%w: %s-%d is led here; not truncating", kerr.NotLeaderForPartition, p.Topic, p.Index)
 }
 
 // TruncateTo cuts the follower's log at offset (diverging epoch) and wakes
-// anything parked on it.
+// anything parked on it. Like a follower append it holds the role lock
+// shared (Kafka's truncateTo takes leaderIsrUpdateLock for reading), so a
+// leadership cannot begin in the middle of it; the truncation's own I/O
+// (cutting the segment, the epoch checkpoint) is bounded.
 func (p *Partition) TruncateTo(offset int64) error {
-	if err := p.log.Truncate(offset); err != nil {
+	p.role.RLock()
+	err := p.errTruncateLeader()
+	if !p.IsLeader() {
+		err = p.log.Truncate(offset)
+	}
+	p.role.RUnlock()
+	if err != nil {
 		return err
 	}
 	p.notify()
@@ -373,9 +432,16 @@ func (p *Partition) TruncateTo(offset int64) error {
 }
 
 // TruncateFullyAndStartAt empties the follower's log and restarts it at
-// offset (the leader's log start offset moved past the follower).
+// offset (the leader's log start offset moved past the follower), under
+// the role lock as TruncateTo.
 func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
-	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+	p.role.RLock()
+	err := p.errTruncateLeader()
+	if !p.IsLeader() {
+		err = p.log.TruncateFullyAndStartAt(offset)
+	}
+	p.role.RUnlock()
+	if err != nil {
 		return err
 	}
 	p.notify()
@@ -385,13 +451,23 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 // UpdateFollowerHighWatermark sets a follower's high watermark from the
 // leader's: min(leader's high watermark, own log end offset), as Kafka's
 // fetcher does after each append.
+//
+// It holds the role lock shared so a leadership cannot begin between the
+// check and the store: a leader's high watermark never moves back, and a
+// stale follower value could move it back.
 func (p *Partition) UpdateFollowerHighWatermark(leaderHW int64) {
+	p.role.RLock()
 	if p.IsLeader() {
+		p.role.RUnlock()
 		return
 	}
 	hw := min(leaderHW, p.log.LogEndOffset())
-	if hw != p.log.HighWatermark() {
+	changed := hw != p.log.HighWatermark()
+	if changed {
 		p.log.SetHighWatermark(hw)
+	}
+	p.role.RUnlock()
+	if changed {
 		p.notify()
 	}
 }

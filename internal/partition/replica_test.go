@@ -15,6 +15,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/storage"
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 // recordingController is a ControllerClient that records proposals and
@@ -245,22 +246,18 @@ func TestRejectedISRChangeIsProposedAgain(t *testing.T) {
 	if c := f.nextChange(); !slices.Equal(c.NewISR, []int32{1, 2, 3}) {
 		t.Fatalf("proposal %+v", c)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll.True(t, 5*time.Second, "the rejected proposal to be retried", func() bool {
 		f.fetch(3, 1)
 		select {
 		case c := <-f.ctl.changes:
 			if !slices.Equal(c.NewISR, []int32{1, 2, 3}) {
 				t.Fatalf("second proposal %+v", c)
 			}
-			return
+			return true
 		default:
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("a rejected proposal was never retried")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	})
 }
 
 func TestAwaitReplication(t *testing.T) {

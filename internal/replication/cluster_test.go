@@ -28,6 +28,7 @@ import (
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/storage"
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 const testTopic = "replicated"
@@ -274,13 +275,7 @@ func produce(t *testing.T, n *testNode, acks int16, records int, timeout time.Du
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.True(t, 10*time.Second, what, cond)
 }
 
 func (n *testNode) partition() *partition.Partition { return n.parts.Get(testTopic, 0) }

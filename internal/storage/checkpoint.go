@@ -116,7 +116,9 @@ func readCheckpointLines(path string) ([]string, error) {
 	if err != nil || n < 0 {
 		return nil, fmt.Errorf("checkpoint %s: bad entry count %q", path, c)
 	}
-	lines := make([]string, 0, n)
+	// The count comes from the file: a damaged one must not make us
+	// allocate for it before the lines are there.
+	lines := make([]string, 0, min(n, 1024))
 	for len(lines) < n {
 		l, ok := next()
 		if !ok {

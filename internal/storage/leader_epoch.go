@@ -2,7 +2,6 @@ package storage
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,21 +23,37 @@ type epochEntry struct {
 // on the append path) only marks the cache dirty: the file is rewritten when
 // the log is flushed, before the recovery point moves past the new entry, so
 // a crash loses only entries above the recovery point, which recovery
-// rebuilds from the batches' leader epochs. Truncations rewrite the file at
-// once. Writing and fsyncing the file under the append lock cost a
-// broker with many partitions most of its produce CPU on first writes.
+// rebuilds from the batches' leader epochs. Truncations (from the start on
+// retention and DeleteRecords, from the end on follower truncation) also
+// change only memory; the log writes the file once its append lock is
+// released (Kafka's truncateFromStartAsyncFlush, KAFKA-15046). Writing and
+// fsyncing the file under the append lock cost a broker with many
+// partitions most of its produce CPU on first writes, and made appends wait
+// on the disk behind retention.
 //
-// Thread-safety: mu guards entries; all methods are safe for concurrent use.
+// Thread-safety: mu guards entries and is never held across I/O: flush
+// copies the entries under it and writes them holding only fileMu, so the
+// append path (latestEpoch, assign under the log's append lock) never waits
+// on the disk. Lock order: fileMu, then mu. All methods are safe for
+// concurrent use.
 type leaderEpochCache struct {
 	path string
+
+	fileMu sync.Mutex // serializes writes of the checkpoint file
 
 	mu struct {
 		sync.RWMutex
 		entries []epochEntry // increasing in both epoch and start offset
 		dirty   bool         // entries changed since the file was written
+		version uint64       // bumped by every change, so flush knows what it wrote
 	}
 }
 
+// loadLeaderEpochCache reads the checkpoint. Each entry goes through
+// assign, as Kafka's LeaderEpochFileCache loads its file: an entry that
+// would break the order (a damaged or hand-edited file) drops the ones it
+// conflicts with instead of loading a cache that breaks its invariant; the
+// file is then rewritten at the next flush.
 func loadLeaderEpochCache(path string) (*leaderEpochCache, error) {
 	c := &leaderEpochCache{path: path}
 	lines, err := readCheckpointLines(path)
@@ -55,21 +70,19 @@ func loadLeaderEpochCache(path string) (*leaderEpochCache, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("%s: malformed line %q", path, l)
 		}
-		c.mu.entries = append(c.mu.entries, epochEntry{Epoch: int32(e), StartOffset: o})
+		if err := c.assign(int32(e), o); err != nil {
+			return nil, err
+		}
 	}
+	c.mu.dirty = len(c.mu.entries) != len(lines)
 	return c, nil
 }
 
-func (c *leaderEpochCache) writeLocked() error {
-	lines := make([]string, len(c.mu.entries))
-	for i, e := range c.mu.entries {
-		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
-	}
-	if err := writeCheckpointLines(c.path, lines); err != nil {
-		return err
-	}
-	c.mu.dirty = false
-	return nil
+// changedLocked marks the entries changed since the file was written; mu
+// is held for writing.
+func (c *leaderEpochCache) changedLocked() {
+	c.mu.dirty = true
+	c.mu.version++
 }
 
 // assign records that epoch starts at startOffset. As in Kafka, nothing
@@ -95,18 +108,36 @@ func (c *leaderEpochCache) assign(epoch int32, startOffset int64) error {
 		}
 	}
 	c.mu.entries = append(kept, epochEntry{Epoch: epoch, StartOffset: startOffset})
-	c.mu.dirty = true
+	c.changedLocked()
+	c.assertOrderedLocked()
 	return nil
 }
 
-// flush writes the file if assign changed the cache since the last write.
+// flush writes (and fsyncs) the file if the cache changed since the last
+// write. The entries are copied under mu and written without it.
 func (c *leaderEpochCache) flush() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.fileMu.Lock()
+	defer c.fileMu.Unlock()
+	c.mu.RLock()
 	if !c.mu.dirty {
+		c.mu.RUnlock()
 		return nil
 	}
-	return c.writeLocked()
+	lines := make([]string, len(c.mu.entries))
+	for i, e := range c.mu.entries {
+		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
+	}
+	version := c.mu.version
+	c.mu.RUnlock()
+	if err := writeCheckpointLines(c.path, lines); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.mu.version == version {
+		c.mu.dirty = false
+	}
+	c.mu.Unlock()
+	return nil
 }
 
 // latestEpoch returns the newest epoch, or -1.
@@ -157,28 +188,19 @@ func (c *leaderEpochCache) epochForOffset(offset int64) int32 {
 	return e[i-1].Epoch
 }
 
-// truncateFromEnd drops epochs starting at or after endOffset (log truncation).
-func (c *leaderEpochCache) truncateFromEnd(endOffset int64) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.dropFromEndLocked(endOffset) {
-		return nil
-	}
-	return c.writeLocked()
-}
-
-// truncateFromEndDeferred is truncateFromEnd for loading a log: the file is
-// rewritten at the next flush, as Kafka's truncateFromEndAsyncFlush. The
+// truncateFromEnd drops epochs starting at or after endOffset (log
+// truncation). Only memory changes: the caller writes the file with flush
+// once the log's append lock is released (or the next flush does). The
 // entries dropped start at or past the log end and describe no data, so a
 // crash before the flush only leaves them for the next load to drop again;
 // rewriting and fsyncing the checkpoint of every partition that was led at
 // shutdown (its epoch starts at its log end) was half the start-up time of
 // a broker with 10,000 partitions.
-func (c *leaderEpochCache) truncateFromEndDeferred(endOffset int64) {
+func (c *leaderEpochCache) truncateFromEnd(endOffset int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dropFromEndLocked(endOffset) {
-		c.mu.dirty = true
+		c.changedLocked()
 	}
 }
 
@@ -198,19 +220,21 @@ func (c *leaderEpochCache) dropFromEndLocked(endOffset int64) bool {
 
 // truncateFromStart forgets epochs wholly before startOffset; the epoch that
 // covers startOffset is kept with its start moved up to startOffset, as Kafka
-// does when the log start offset advances.
-func (c *leaderEpochCache) truncateFromStart(startOffset int64) error {
+// does when the log start offset advances. Only memory changes; the file
+// is written by flush. A crash before that leaves entries below the log
+// start offset on disk, which the next load drops again.
+func (c *leaderEpochCache) truncateFromStart(startOffset int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.mu.entries
 	i := sort.Search(len(e), func(i int) bool { return e[i].StartOffset > startOffset })
 	if i == 0 || (i == 1 && e[0].StartOffset == startOffset) {
-		return nil
+		return
 	}
 	covering := epochEntry{Epoch: e[i-1].Epoch, StartOffset: startOffset}
 	rest := append([]epochEntry{covering}, e[i:]...)
 	c.mu.entries = rest
-	return c.writeLocked()
+	c.changedLocked()
 }
 
 // snapshot returns a copy of the entries.
@@ -220,15 +244,22 @@ func (c *leaderEpochCache) snapshot() []epochEntry {
 	return append([]epochEntry(nil), c.mu.entries...)
 }
 
-// clear removes every entry (the log was emptied).
-func (c *leaderEpochCache) clear() error {
+// clear removes every entry (the log was emptied). Only memory changes;
+// the file is written by flush.
+func (c *leaderEpochCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.mu.entries) == 0 {
-		if _, err := os.Stat(c.path); err == nil {
-			return nil
+	c.mu.entries = nil
+	c.changedLocked()
+}
+
+// assertOrderedLocked panics unless the entries increase in both epoch and
+// start offset, the cache's invariant; assign keeps it by construction.
+func (c *leaderEpochCache) assertOrderedLocked() {
+	e := c.mu.entries
+	for i := 1; i < len(e); i++ {
+		if e[i].Epoch <= e[i-1].Epoch || e[i].StartOffset <= e[i-1].StartOffset {
+			panic(fmt.Sprintf("storage: leader epoch cache %s out of order at %d: %+v after %+v", c.path, i, e[i], e[i-1]))
 		}
 	}
-	c.mu.entries = nil
-	return c.writeLocked()
 }

@@ -3,7 +3,11 @@ package storage
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 func TestLeaderEpochCacheEndOffsetFor(t *testing.T) {
@@ -48,15 +52,23 @@ func TestLeaderEpochCacheTruncationAndFile(t *testing.T) {
 		c.assign(e.Epoch, e.StartOffset)
 	}
 	c.assign(4, 35) // same latest epoch later: no change
-	if err := c.truncateFromEnd(30); err != nil {
+	if err := c.flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.truncateFromStart(12); err != nil {
-		t.Fatal(err)
-	}
+	before, _ := os.ReadFile(path)
+	c.truncateFromEnd(30)
+	c.truncateFromStart(12)
 	want := []epochEntry{{2, 12}}
 	if got := c.snapshot(); len(got) != 1 || got[0] != want[0] {
 		t.Fatalf("entries %+v, want %+v", got, want)
+	}
+	// Truncations change memory only (KAFKA-15046): the file is written
+	// by flush, which the log calls once its append lock is released.
+	if data, _ := os.ReadFile(path); string(data) != string(before) {
+		t.Fatalf("checkpoint written by truncation: %q, was %q", data, before)
+	}
+	if err := c.flush(); err != nil {
+		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
 	if string(data) != "0\n1\n2 12\n" {
@@ -105,5 +117,62 @@ func TestLogAssignsEpochsOnAppend(t *testing.T) {
 	}
 	if ep, off := l.EndOffsetForEpoch(0); ep != 0 || off != 4 {
 		t.Fatalf("EndOffsetForEpoch(0) after recovery = %d, %d", ep, off)
+	}
+}
+
+// TestEpochCheckpointWriteDoesNotBlockAppends stalls a leader-epoch
+// checkpoint write (as a slow fsync would) while DeleteRecords writes the
+// checkpoint: appends, including one that starts a new epoch, go on
+// meanwhile, since the checkpoint is written after the append lock is
+// released and without the cache's entries lock (KAFKA-15046).
+func TestEpochCheckpointWriteDoesNotBlockAppends(t *testing.T) {
+	l := openTestLog(t, t.TempDir(), testConfig(), OpenOptions{})
+	defer l.Close()
+	for i := range 4 {
+		mustAppend(t, l, simple(1, 10, int64(i)), int32(i))
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	l.epochs.fileMu.Lock() // a checkpoint write in progress
+	deleted := make(chan error, 1)
+	go func() {
+		_, err := l.DeleteRecordsBefore(2)
+		deleted <- err
+	}()
+	poll.True(t, 10*time.Second, "DeleteRecords to move the log start", func() bool { return l.LogStartOffset() == 2 })
+
+	appended := make(chan error, 1)
+	go func() {
+		_, err := l.Append(simple(1, 10, 9), 7)
+		appended <- err
+	}()
+	select {
+	case err := <-appended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an append waited on the epoch checkpoint write")
+	}
+	select {
+	case err := <-deleted:
+		t.Fatalf("DeleteRecords returned (%v) before its checkpoint was written", err)
+	default:
+	}
+	l.epochs.fileMu.Unlock()
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(l.Dir(), LeaderEpochCheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written by DeleteRecords after the append: the moved start and, as
+	// the file is written from a copy taken then, the new epoch too.
+	if !strings.HasPrefix(string(data), "0\n") || !strings.Contains(string(data), "2 2\n") {
+		t.Fatalf("checkpoint after DeleteRecords: %q", data)
 	}
 }

@@ -114,31 +114,50 @@ func (l *Log) setSegmentsLocked(segs []*segment) { l.segments.Store(&segs) }
 // kerr.KafkaStorageError and the disk error, and leaves the log exactly as it
 // was: same log end offset, no partial batch visible, next append works.
 func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendInfo, error) {
+	info, flush, err := l.AppendUnflushed(batch, leaderEpoch)
+	if err != nil || !flush {
+		return info, err
+	}
+	return info, l.flushForPolicy()
+}
+
+// flushForPolicy is the flush.messages fsync that follows an append.
+func (l *Log) flushForPolicy() error {
+	if err := l.Flush(); err != nil {
+		return fmt.Errorf("%w: flushing %s: %v", kerr.KafkaStorageError, l.dir, err)
+	}
+	return nil
+}
+
+// AppendUnflushed is Append without the flush.messages fsync: needsFlush
+// says the policy calls for one, and the caller runs Flush once it holds no
+// lock of its own (the partition's role lock must not wait on a disk).
+func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo, needsFlush bool, err error) {
 	h, err := parseStoredHeader(batch)
 	if err != nil {
-		return AppendInfo{}, err
+		return AppendInfo{}, false, err
 	}
 	size := int64(h.TotalSize())
 	if size != int64(len(batch)) {
-		return AppendInfo{}, fmt.Errorf("%w: batch length field says %d bytes, buffer has %d", kerr.CorruptMessage, size, len(batch))
+		return AppendInfo{}, false, fmt.Errorf("%w: batch length field says %d bytes, buffer has %d", kerr.CorruptMessage, size, len(batch))
 	}
 	cfg := l.cfg.Load()
 	if size > cfg.SegmentBytes {
-		return AppendInfo{}, fmt.Errorf("%w: batch of %d bytes exceeds segment.bytes %d", kerr.RecordListTooLarge, size, cfg.SegmentBytes)
+		return AppendInfo{}, false, fmt.Errorf("%w: batch of %d bytes exceeds segment.bytes %d", kerr.RecordListTooLarge, size, cfg.SegmentBytes)
 	}
 
 	l.mu.Lock()
 	if l.mu.closed {
 		l.mu.Unlock()
-		return AppendInfo{}, errLogClosed
+		return AppendInfo{}, false, errLogClosed
 	}
 	dup, isDup, err := l.mu.producers.check(&h)
 	if err != nil || isDup {
 		l.mu.Unlock()
 		if err != nil {
-			return AppendInfo{}, err
+			return AppendInfo{}, false, err
 		}
-		return AppendInfo{BaseOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1, LogStartOffset: l.logStartOffset.Load(), Duplicate: true}, nil
+		return AppendInfo{BaseOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1, LogStartOffset: l.logStartOffset.Load(), Duplicate: true}, false, nil
 	}
 
 	base := l.logEndOffset.Load()
@@ -147,7 +166,7 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendInfo, error) {
 	if seg.shouldRoll(cfg, size, h.MaxTimestamp, last, l.now()) {
 		if seg, err = l.rollLocked(base); err != nil {
 			l.mu.Unlock()
-			return AppendInfo{}, fmt.Errorf("%w: rolling segment: %v", kerr.KafkaStorageError, err)
+			return AppendInfo{}, false, fmt.Errorf("%w: rolling segment: %v", kerr.KafkaStorageError, err)
 		}
 	}
 	record.SetBaseOffset(batch, base)
@@ -155,9 +174,10 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendInfo, error) {
 	h.BaseOffset, h.PartitionLeaderEpoch = base, leaderEpoch
 	if err := seg.append(batch, &h, cfg.IndexIntervalBytes); err != nil {
 		l.mu.Unlock()
-		return AppendInfo{}, fmt.Errorf("%w: appending to %s: %w", kerr.KafkaStorageError, l.dir, err)
+		return AppendInfo{}, false, fmt.Errorf("%w: appending to %s: %w", kerr.KafkaStorageError, l.dir, err)
 	}
 	l.mu.producers.update(&h)
+	l.assertAppendOffset(base, last+1)
 	l.logEndOffset.Store(last + 1)
 	if leaderEpoch >= 0 && leaderEpoch > l.epochs.latestEpoch() {
 		if err := l.epochs.assign(leaderEpoch, base); err != nil {
@@ -165,15 +185,11 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendInfo, error) {
 		}
 	}
 	unflushed := last + 1 - l.recoveryPoint.Load()
+	l.assertOffsetsLocked("append")
 	l.mu.Unlock()
 
-	info := AppendInfo{BaseOffset: base, LastOffset: last, LogAppendTime: -1, LogStartOffset: l.logStartOffset.Load()}
-	if unflushed >= cfg.FlushMessages {
-		if err := l.Flush(); err != nil {
-			return info, fmt.Errorf("%w: flushing %s: %v", kerr.KafkaStorageError, l.dir, err)
-		}
-	}
-	return info, nil
+	info = AppendInfo{BaseOffset: base, LastOffset: last, LogAppendTime: -1, LogStartOffset: l.logStartOffset.Load()}
+	return info, unflushed >= cfg.FlushMessages, nil
 }
 
 // rollLocked starts a new active segment at newBase (Kafka's roll): the old
@@ -225,6 +241,9 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		if errors.Is(err, os.ErrClosed) && attempt < 3 {
 			continue
 		}
+		if heavyInvariants && err == nil {
+			l.assertData(res, offset, min(maxOffset, res.LogEndOffset))
+		}
 		return res, err
 	}
 }
@@ -240,6 +259,9 @@ func (l *Log) ReadRegion(offset int64, maxBytes int, maxOffset int64, minOneBatc
 		res, err := l.readRegionOnce(offset, maxBytes, maxOffset, minOneBatch)
 		if errors.Is(err, os.ErrClosed) && attempt < 3 {
 			continue
+		}
+		if heavyInvariants && err == nil {
+			l.assertRegion(res, offset, min(maxOffset, res.LogEndOffset))
 		}
 		return res, err
 	}
@@ -311,10 +333,34 @@ func (l *Log) LogEndOffset() int64 { return l.logEndOffset.Load() }
 // HighWatermark is the value last set by SetHighWatermark (or loaded at Open).
 func (l *Log) HighWatermark() int64 { return l.highWatermark.Load() }
 
-// SetHighWatermark stores the partition's high watermark, clamped to
-// [LogStartOffset, LogEndOffset]; it bounds retention and is checkpointed.
+// SetHighWatermark stores a follower's high watermark, bounded by
+// [LogStartOffset, LogEndOffset]: the bound is Kafka's own
+// (UnifiedLog.updateHighWatermark), since a follower takes the leader's
+// high watermark, which may be past its log end or, after the leader's log
+// start moved, before its log start. It bounds retention and is
+// checkpointed. The leader uses AdvanceHighWatermark.
 func (l *Log) SetHighWatermark(off int64) {
 	l.highWatermark.Store(max(min(off, l.logEndOffset.Load()), l.logStartOffset.Load()))
+}
+
+// AdvanceHighWatermark moves a leader's high watermark up to off and
+// reports whether it moved; an off at or below the current one changes
+// nothing (a leader's high watermark never moves back). off past the log
+// end offset is a bug in the caller (the leader's own log end bounds the
+// high watermark it computes) and panics rather than being clamped.
+func (l *Log) AdvanceHighWatermark(off int64) bool {
+	for {
+		cur := l.highWatermark.Load()
+		if off <= cur {
+			return false
+		}
+		if leo := l.logEndOffset.Load(); off > leo {
+			panic(fmt.Sprintf("storage: %s: high watermark %d past the log end offset %d", l.dir, off, leo))
+		}
+		if l.highWatermark.CompareAndSwap(cur, off) {
+			return true
+		}
+	}
 }
 
 // RecoveryPoint is the offset below which the log is known to be on disk.

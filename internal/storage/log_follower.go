@@ -34,13 +34,23 @@ var ErrUnexpectedAppendOffset = errors.New("fetched batch straddles the log end 
 // It returns the first and last offsets appended (BaseOffset -1 when
 // nothing was).
 func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
-	info := AppendInfo{BaseOffset: -1, LastOffset: -1, LogAppendTime: -1}
+	info, flush, err := l.AppendAsFollowerUnflushed(records)
+	if err != nil || !flush {
+		return info, err
+	}
+	return info, l.flushForPolicy()
+}
+
+// AppendAsFollowerUnflushed is AppendAsFollower without the flush.messages
+// fsync, which needsFlush asks of the caller (see AppendUnflushed).
+func (l *Log) AppendAsFollowerUnflushed(records []byte) (info AppendInfo, needsFlush bool, err error) {
+	info = AppendInfo{BaseOffset: -1, LastOffset: -1, LogAppendTime: -1}
 	cfg := l.cfg.Load()
 
 	l.mu.Lock()
 	if l.mu.closed {
 		l.mu.Unlock()
-		return info, errLogClosed
+		return info, false, errLogClosed
 	}
 	var appendErr error
 	it := record.NewBatches(records)
@@ -78,6 +88,7 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 			break
 		}
 		l.mu.producers.update(&h)
+		l.assertAppendOffset(l.logEndOffset.Load(), last+1)
 		l.logEndOffset.Store(last + 1)
 		if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latestEpoch() {
 			if err := l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
@@ -93,18 +104,14 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 		appendErr = it.Err()
 	}
 	unflushed := l.logEndOffset.Load() - l.recoveryPoint.Load()
+	l.assertOffsetsLocked("append as follower")
 	l.mu.Unlock()
 	info.LogStartOffset = l.logStartOffset.Load()
 
 	if appendErr != nil {
-		return info, appendErr
+		return info, false, appendErr
 	}
-	if info.BaseOffset >= 0 && unflushed >= cfg.FlushMessages {
-		if err := l.Flush(); err != nil {
-			return info, fmt.Errorf("%w: flushing %s: %v", kerr.KafkaStorageError, l.dir, err)
-		}
-	}
-	return info, nil
+	return info, info.BaseOffset >= 0 && unflushed >= cfg.FlushMessages, nil
 }
 
 // AssignLeaderEpoch records that leader epoch epoch starts at the current
@@ -137,10 +144,15 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 		err = l.truncateFullyAndStartAtLocked(offset)
 	}
 	l.mu.Unlock()
+	restarted := err == nil
+	if restarted {
+		// Written once the append lock is released (KAFKA-15046).
+		err = l.epochs.flush()
+	}
 	l.flushMu.Unlock()
 	// The Manager checkpoints the new log start offset promptly; its
 	// callback takes its own locks, so it runs after ours are released.
-	l.notifyLogStartOffset(err == nil)
+	l.notifyLogStartOffset(restarted)
 	return err
 }
 

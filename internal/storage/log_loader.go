@@ -174,7 +174,10 @@ func (l *Log) load(opts OpenOptions) error {
 		l.mu.Lock()
 		err := l.truncateFullyAndStartAtLocked(lso)
 		l.mu.Unlock()
-		return err
+		if err != nil {
+			return err
+		}
+		return l.epochs.flush()
 	}
 	l.logStartOffset.Store(lso)
 	if opts.CleanShutdown {
@@ -182,11 +185,17 @@ func (l *Log) load(opts OpenOptions) error {
 	} else {
 		l.recoveryPoint.Store(max(min(opts.RecoveryPoint, leo), lso))
 	}
+	// The checkpointed offsets are bounded by the log found on disk, as
+	// Kafka's log loading does (updateHighWatermark; a recovery point past
+	// the end): a crash may leave the checkpoints ahead of a log whose
+	// unflushed tail recovery cut. This is input from disk, not an
+	// invariant of the running log.
 	l.highWatermark.Store(max(min(opts.HighWatermark, leo), lso))
-	l.epochs.truncateFromEndDeferred(leo)
-	if err := l.epochs.truncateFromStart(lso); err != nil {
-		return err
-	}
+	// Entries past the log end or before its start describe no data: drop
+	// them in memory, the next flush rewrites the file (as Kafka's
+	// truncateFromEndAsyncFlush at load).
+	l.epochs.truncateFromEnd(leo)
+	l.epochs.truncateFromStart(lso)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.mu.producers.deleteSnapshotsAbove(leo); err != nil {

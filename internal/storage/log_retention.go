@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -94,7 +95,9 @@ func (l *Log) deleteOldSegments(reason string, shouldDelete func(s, next *segmen
 	doomed := segs[:n]
 	newStart := max(lso, segs[n].baseOffset)
 	err := l.removeSegmentsLocked(doomed, segs[n:], newStart)
+	producers := l.mu.producers
 	l.mu.Unlock()
+	err = errors.Join(err, l.epochs.flush(), producers.removeSnapshotsBelow(newStart))
 	for _, s := range doomed {
 		l.logger.Info("deleted segment", "dir", l.dir, "base_offset", s.baseOffset, "reason", reason)
 	}
@@ -104,14 +107,13 @@ func (l *Log) deleteOldSegments(reason string, shouldDelete func(s, next *segmen
 
 // removeSegmentsLocked publishes remaining as the segment list, schedules
 // the doomed segments' files for deletion and applies the new log start
-// offset to the epoch cache and producer state. mu must be held.
+// offset to the epoch cache and producer state in memory. mu must be held;
+// the caller writes the epoch checkpoint and removes the producer-state
+// snapshots below the new start once it has released mu.
 func (l *Log) removeSegmentsLocked(doomed, remaining []*segment, newStart int64) error {
 	l.setSegmentsLocked(append([]*segment(nil), remaining...))
 	if newStart > l.logStartOffset.Load() {
 		l.logStartOffset.Store(newStart)
-	}
-	if hw := l.highWatermark.Load(); hw < newStart {
-		l.highWatermark.Store(newStart)
 	}
 	var firstErr error
 	for _, s := range doomed {
@@ -120,12 +122,15 @@ func (l *Log) removeSegmentsLocked(doomed, remaining []*segment, newStart int64)
 		}
 		l.scheduleDelete(s)
 	}
-	if err := l.epochs.truncateFromStart(l.logStartOffset.Load()); err != nil && firstErr == nil {
-		firstErr = err
-	}
-	if err := l.mu.producers.truncateHead(l.logStartOffset.Load()); err != nil && firstErr == nil {
-		firstErr = err
-	}
+	// Both callers only remove data below the high watermark, so the new
+	// start never passes it.
+	l.assertOffsetsLocked("removing segments")
+	// The epoch cache changes in memory; the caller writes its file once
+	// mu is released (KAFKA-15046: no fsync under the append lock).
+	l.epochs.truncateFromStart(l.logStartOffset.Load())
+	// Producer state too; its snapshot files below the new start are
+	// removed by the caller after mu (listing the dir is I/O).
+	l.mu.producers.forgetBefore(l.logStartOffset.Load())
 	return firstErr
 }
 
@@ -165,7 +170,9 @@ func (l *Log) DeleteRecordsBefore(offset int64) (newLogStart int64, err error) {
 	}
 	l.logStartOffset.Store(offset)
 	err = l.removeSegmentsLocked(segs[:n], segs[n:], offset)
+	producers := l.mu.producers
 	l.mu.Unlock()
+	err = errors.Join(err, l.epochs.flush(), producers.removeSnapshotsBelow(offset))
 	l.flushMu.Unlock()
 	l.notifyLogStartOffset(true)
 	return offset, err
@@ -175,9 +182,20 @@ func (l *Log) DeleteRecordsBefore(offset int64) (newLogStart int64, err error) {
 // from the leader, KIP-101). Kafka cuts at batch boundaries, so when toOffset
 // falls inside a batch the whole batch goes. The leader epoch cache, producer
 // state, recovery point and high watermark follow the new log end offset.
+//
+// The leader-epoch checkpoint is written after the append lock is released,
+// still under flushMu, so no flush moves the recovery point past a
+// truncation the file does not show yet.
 func (l *Log) Truncate(toOffset int64) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
+	if err := l.truncateUnderAppendLock(toOffset); err != nil {
+		return err
+	}
+	return l.epochs.flush()
+}
+
+func (l *Log) truncateUnderAppendLock(toOffset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.closed {
@@ -225,12 +243,14 @@ func (l *Log) afterTruncationLocked(leo int64) error {
 	if l.recoveryPoint.Load() > leo {
 		l.recoveryPoint.Store(leo)
 	}
+	// Truncation lowers the high watermark with the log end, as Kafka's
+	// truncateTo: only a follower truncates, and its high watermark is
+	// bounded by its own log.
 	if l.highWatermark.Load() > leo {
 		l.highWatermark.Store(leo)
 	}
-	if err := l.epochs.truncateFromEnd(leo); err != nil {
-		return err
-	}
+	l.assertOffsetsLocked("truncation")
+	l.epochs.truncateFromEnd(leo)
 	if err := l.mu.producers.deleteSnapshotsAbove(leo); err != nil {
 		return err
 	}
@@ -258,9 +278,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	l.logEndOffset.Store(offset)
 	l.recoveryPoint.Store(offset)
 	l.highWatermark.Store(offset)
-	if err := l.epochs.clear(); err != nil {
-		return err
-	}
+	l.epochs.clear()
 	if err := l.mu.producers.clearSnapshots(); err != nil {
 		return err
 	}

@@ -209,11 +209,24 @@ func (m *producerStateManager) removeExpired(nowMs int64) int {
 // truncateHead forgets producers whose last batch is below logStartOffset and
 // snapshots below it, as Kafka does when the log start offset moves.
 func (m *producerStateManager) truncateHead(logStartOffset int64) error {
+	m.forgetBefore(logStartOffset)
+	return m.removeSnapshotsBelow(logStartOffset)
+}
+
+// forgetBefore is truncateHead's in-memory part: producers whose last
+// batch is below logStartOffset are forgotten.
+func (m *producerStateManager) forgetBefore(logStartOffset int64) {
 	for id, e := range m.producers {
 		if b, ok := e.lastBatch(); ok && b.lastOffset < logStartOffset && e.currentTxnFirstOffset < 0 {
 			delete(m.producers, id)
 		}
 	}
+}
+
+// removeSnapshotsBelow is truncateHead's file part: it lists the partition
+// dir and removes the snapshots below logStartOffset. It touches no
+// in-memory state, so it runs without the log's append lock.
+func (m *producerStateManager) removeSnapshotsBelow(logStartOffset int64) error {
 	offs, err := m.snapshotOffsets()
 	if err != nil {
 		return err
@@ -309,7 +322,9 @@ func decodeSnapshot(data []byte) (map[int64]*producerEntry, error) {
 	}
 	n := int(binary.BigEndian.Uint32(data[6:]))
 	p := data[10:]
-	out := make(map[int64]*producerEntry, n)
+	// Each entry takes at least 31 bytes: the hint never exceeds what the
+	// data can hold, whatever the count says.
+	out := make(map[int64]*producerEntry, min(n, len(p)/31))
 	for range n {
 		if len(p) < 31 {
 			return nil, fmt.Errorf("%w: truncated producer entry", errBadSnapshot)

@@ -21,6 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	testpoll "github.com/vltava/vltava/internal/testing/poll"
 )
 
 const (
@@ -851,15 +853,10 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool
 // poll is waitFor without the test: it returns an error carrying cond's
 // last status if cond is not true within timeout.
 func poll(timeout time.Duration, cond func() (bool, string)) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, status := cond()
-		if ok {
-			return nil
+	return testpoll.Err(timeout, func() error {
+		if ok, status := cond(); !ok {
+			return errors.New(status)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %v; last: %s", timeout, status)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

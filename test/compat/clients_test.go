@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 // testContext returns a context bounded by d and cancelled at test cleanup.
@@ -114,17 +116,7 @@ func waitTopicPartitions(t testing.TB, adm *kadm.Client, topic string, n int) {
 // error once timeout has passed.
 func eventually(t testing.TB, timeout time.Duration, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll.Until(t, timeout, "the condition", f)
 }
 
 // produceSync produces records and fails the test on any error, returning

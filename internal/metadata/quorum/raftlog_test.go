@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/testing/poll"
 )
 
 // raftTestCluster runs voters (and observers) in-process on loopback TCP.
@@ -132,13 +134,7 @@ func (c *raftTestCluster) closeAll() {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.True(t, timeout, what, cond)
 }
 
 // leader waits until exactly one open node leads and every open node agrees.
