@@ -75,6 +75,11 @@ func (b *Broker) addFeatures(resp *kmsg.ApiVersionsResponse) {
 	}
 	img := b.meta.Image()
 	finalized := img.Features()
+	if b.kraftVersion > 0 {
+		// kraft.version is the quorum's (KIP-853), not a metadata record.
+		finalized = maps.Clone(finalized)
+		finalized[metadata.FeatureKRaftVersion] = b.kraftVersion
+	}
 	for _, name := range slices.Sorted(maps.Keys(finalized)) {
 		ff := kmsg.NewApiVersionsResponseFinalizedFeature()
 		ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = name, finalized[name], finalized[name]

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -53,6 +52,9 @@ type Broker struct {
 	// quorum describes the metadata quorum (DescribeQuorum); nil without
 	// one.
 	quorum Quorum
+	// kraftVersion is the finalized kraft.version ApiVersions reports: 1
+	// for a dynamic metadata quorum (KIP-853), else 0.
+	kraftVersion int16
 	// ready, when set, holds client requests until it is closed: the node
 	// serves clients only once the controller has unfenced it, as Kafka's
 	// broker enables request processing only then. Control-plane requests
@@ -67,11 +69,9 @@ type Broker struct {
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
 
-	// autoCreate serializes the creation of the offsets topic
-	// (find_coordinator.go).
-	autoCreate sync.Mutex
 	// autoCreates runs one auto-creation per missing topic name at a time
-	// (metadata.go), shared by the requests that asked for it.
+	// (metadata.go; find_coordinator.go for __consumer_offsets), shared by
+	// the requests that asked for it.
 	autoCreates singleflight.Group
 }
 
@@ -88,6 +88,8 @@ type Options struct {
 	Channel *controller.Client
 	Active  *controller.Active
 	Quorum  Quorum
+	// KRaftVersion is 1 when the metadata quorum is dynamic (KIP-853).
+	KRaftVersion int16
 	// Ready, if set, gates client requests until it is closed.
 	Ready <-chan struct{}
 	// LeaderQuota is leader.replication.throttled.rate (fetch_throttle.go);
@@ -128,6 +130,7 @@ func New(o Options) *Broker {
 		channel:       o.Channel,
 		active:        o.Active,
 		quorum:        o.Quorum,
+		kraftVersion:  o.KRaftVersion,
 		ready:         o.Ready,
 		leaderQuota:   o.LeaderQuota,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),

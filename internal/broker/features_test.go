@@ -84,7 +84,7 @@ func TestUpdateFeatures(t *testing.T) {
 		{"metadata.version disabled", 1, "metadata.version", 0, 3, false, kerr.InvalidUpdateVersion.Code},
 		{"group.version 0: classic only is not honoured", 1, "group.version", 0, 2, false, kerr.InvalidUpdateVersion.Code},
 		{"transaction.version 2 needs KIP-890", 1, "transaction.version", 2, 1, false, kerr.InvalidUpdateVersion.Code},
-		{"kraft.version 1 needs KIP-853", 2, "kraft.version", 1, 1, false, kerr.InvalidUpdateVersion.Code},
+		{"kraft.version is the quorum's", 2, "kraft.version", 1, 1, false, kerr.InvalidUpdateVersion.Code},
 		{"unknown feature", 1, "eligible.leader.replicas.version", 1, 1, false, kerr.InvalidUpdateVersion.Code},
 		{"unknown upgrade type", 1, "group.version", 1, 0, false, kerr.InvalidUpdateVersion.Code},
 		{"v0 downgrade without allow_downgrade", 0, "group.version", 0, 0, false, kerr.InvalidUpdateVersion.Code},

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -93,41 +94,59 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 
 // ensureOffsetsTopic creates __consumer_offsets if it does not exist and
 // makes sure the coordinator leads (and loads) its partitions led here.
+// Concurrent callers share one creation (the auto-creation singleflight,
+// keyed by the topic's name); no lock is held across the controller call.
 func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
 	if _, ok := b.meta.Image().Topic(metadata.ConsumerOffsetsTopic); !ok {
-		b.autoCreate.Lock()
-		_, exists := b.meta.Image().Topic(metadata.ConsumerOffsetsTopic)
-		if !exists {
-			img := b.meta.Image()
-			rf, live := int(b.cfg.OffsetsTopicReplicationFactor), len(img.ActiveBrokerIDs())
-			if live < rf {
-				b.autoCreate.Unlock()
-				return fmt.Errorf("%w: %s needs offsets.topic.replication.factor=%d brokers, %d are registered and unfenced",
-					kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, rf, live)
+		done := b.autoCreates.DoChan(metadata.ConsumerOffsetsTopic, func() (any, error) {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
+			defer cancel()
+			return nil, b.createOffsetsTopic(cctx)
+		})
+		select {
+		case r := <-done:
+			if r.Err != nil {
+				return r.Err
 			}
-			compact, producer := "compact", "producer"
-			segment := strconv.Itoa(int(b.cfg.OffsetsTopicSegmentBytes))
-			res := b.createTopics(ctx, []rules.CreateTopic{{
-				Name:              metadata.ConsumerOffsetsTopic,
-				NumPartitions:     b.cfg.OffsetsTopicNumPartitions,
-				ReplicationFactor: int16(rf),
-				Configs: map[string]*string{
-					"cleanup.policy":   &compact,
-					"compression.type": &producer,
-					"segment.bytes":    &segment,
-				},
-			}})
-			if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-				b.autoCreate.Unlock()
-				b.log.Warn("creating the offsets topic", "err", err)
-				return fmt.Errorf("%w: creating %s: %v", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, err)
-			}
-			b.log.Info("created the offsets topic", "partitions", b.cfg.OffsetsTopicNumPartitions, "replication.factor", rf)
+		case <-ctx.Done():
+			return fmt.Errorf("%w: waiting for %s to be created: %v", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, ctx.Err())
 		}
-		b.autoCreate.Unlock()
 	}
 	b.awaitMetadata(ctx)
 	b.groups.ApplyImage(b.meta.Image())
+	return nil
+}
+
+// createOffsetsTopic is one creation of __consumer_offsets with
+// offsets.topic.replication.factor replicas: COORDINATOR_NOT_AVAILABLE while
+// fewer brokers are registered and unfenced, as Kafka, never fewer replicas.
+func (b *Broker) createOffsetsTopic(ctx context.Context) error {
+	img := b.meta.Image()
+	if _, exists := img.Topic(metadata.ConsumerOffsetsTopic); exists {
+		return nil
+	}
+	rf, live := int(b.cfg.OffsetsTopicReplicationFactor), len(img.ActiveBrokerIDs())
+	if live < rf {
+		return fmt.Errorf("%w: %s needs offsets.topic.replication.factor=%d brokers, %d are registered and unfenced",
+			kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, rf, live)
+	}
+	compact, producer := "compact", "producer"
+	segment := strconv.Itoa(int(b.cfg.OffsetsTopicSegmentBytes))
+	res := b.createTopics(ctx, []rules.CreateTopic{{
+		Name:              metadata.ConsumerOffsetsTopic,
+		NumPartitions:     b.cfg.OffsetsTopicNumPartitions,
+		ReplicationFactor: int16(rf),
+		Configs: map[string]*string{
+			"cleanup.policy":   &compact,
+			"compression.type": &producer,
+			"segment.bytes":    &segment,
+		},
+	}})
+	if err := res[0].Err; err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		b.log.Warn("creating the offsets topic", "err", err)
+		return fmt.Errorf("%w: creating %s: %v", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, err)
+	}
+	b.log.Info("created the offsets topic", "partitions", b.cfg.OffsetsTopicNumPartitions, "replication.factor", rf)
 	return nil
 }
 

@@ -171,9 +171,14 @@ type Broker struct {
 }
 
 // SingleVoterQuorum reports whether this node forms a metadata quorum of
-// itself alone: a controller with no controller.quorum.voters.
+// itself alone by configuration: a controller with neither
+// controller.quorum.voters nor controller.quorum.bootstrap.servers (the
+// zero-config node). A dynamic quorum's node is not, even when formatted
+// --standalone: voters join it later, so its internal topics keep Kafka's
+// replication factors.
 func (b *Broker) SingleVoterQuorum() bool {
-	return len(b.Voters) == 0 && contains(b.ProcessRoles, "controller")
+	return len(b.Voters) == 0 && strings.TrimSpace(b.Raw["controller.quorum.bootstrap.servers"]) == "" &&
+		contains(b.ProcessRoles, "controller")
 }
 
 // defaultOf returns the default of a broker key on this node.

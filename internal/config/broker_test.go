@@ -73,8 +73,9 @@ func TestZeroConfigDefaults(t *testing.T) {
 }
 
 // TestOffsetsTopicReplicationFactor: Kafka's default of 3 holds everywhere
-// except on a node that is a single-voter quorum of itself with the key
-// unset, which uses 1; DescribeConfigs reports the value in effect.
+// except on a node that is a single-voter quorum of itself by
+// configuration (no voters, no bootstrap servers) with the key unset, which
+// uses 1; DescribeConfigs reports the value in effect.
 func TestOffsetsTopicReplicationFactor(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -86,6 +87,7 @@ func TestOffsetsTopicReplicationFactor(t *testing.T) {
 		{"single node, unset", nil, 1, "1", SourceDefaultConfig},
 		{"single node, set", map[string]string{"offsets.topic.replication.factor": "3"}, 3, "3", SourceStaticBrokerConfig},
 		{"cluster, unset", map[string]string{"controller.quorum.voters": "1@h1:9093,2@h2:9093,3@h3:9093"}, 3, "3", SourceDefaultConfig},
+		{"dynamic quorum, unset", map[string]string{"controller.quorum.bootstrap.servers": "h1:9093,h2:9093"}, 3, "3", SourceDefaultConfig},
 		{"cluster of one voter, unset", map[string]string{"controller.quorum.voters": "1@h1:9093"}, 3, "3", SourceDefaultConfig},
 		{"broker-only node, unset", map[string]string{"process.roles": "broker", "node.id": "4", "controller.quorum.voters": "1@h1:9093"}, 3, "3", SourceDefaultConfig},
 		{"cluster, set", map[string]string{"controller.quorum.voters": "1@h1:9093,2@h2:9093", "offsets.topic.replication.factor": "2"}, 2, "2", SourceStaticBrokerConfig},

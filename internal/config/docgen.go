@@ -28,11 +28,13 @@ func WriteMarkdown(w io.Writer) error {
 	for _, k := range sortedNames(VltavaDefaults) {
 		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", k, brokerDefs[k].Default, VltavaDefaults[k])
 	}
-	b.WriteString("\n`controller.quorum.voters` is empty by default, meaning a single-node quorum made of\n")
-	b.WriteString("this node; `log.dir` is honoured when `log.dirs` is not set.\n\n")
+	b.WriteString("\n`controller.quorum.voters` and `controller.quorum.bootstrap.servers` are empty by\n")
+	b.WriteString("default, meaning a single-node quorum made of this node; `log.dir` is honoured when\n")
+	b.WriteString("`log.dirs` is not set.\n\n")
 	b.WriteString("Internal topics keep Kafka's defaults (`offsets.topic.replication.factor=3`), with one\n")
 	b.WriteString("zero-config rule: a node that is a single-voter quorum of itself (`process.roles`\n")
-	b.WriteString("includes `controller` and `controller.quorum.voters` is empty) uses these defaults\n")
+	b.WriteString("includes `controller`, and `controller.quorum.voters` and\n")
+	b.WriteString("`controller.quorum.bootstrap.servers` are empty) uses these defaults\n")
 	b.WriteString("when the key is not set, since one node can never hold three replicas.\n")
 	b.WriteString("DescribeConfigs shows the value in effect, with source DEFAULT_CONFIG:\n\n")
 	b.WriteString("| Key | Single-node default | Default otherwise |\n|---|---|---|\n")

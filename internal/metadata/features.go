@@ -36,15 +36,18 @@ const MetadataVersion40IV0 int16 = 22
 //
 //   - metadata.version: one level; the metadata records are Vltava's own and
 //     do not change with the level, so no other level would be honoured.
-//   - kraft.version: 0 only, a static voter set (controller.quorum.voters);
-//     KIP-853's dynamic quorum (level 1) is not built.
+//   - kraft.version: 0, a static voter set (controller.quorum.voters), or
+//     1, a dynamic quorum (KIP-853, controller.quorum.bootstrap.servers).
+//     It is the quorum's, set by how the nodes were configured and
+//     formatted, never by UpdateFeatures (a static quorum cannot become a
+//     dynamic one here); ApiVersions reports it from the node's quorum.
 //   - group.version: 1 only; the KIP-848 consumer protocol is always served,
 //     so level 0 (classic groups only) would not be honoured.
 //   - transaction.version: 0 only; the transaction coordinator and KIP-890
 //     (levels 1 and 2) are not built.
 var supportedFeatures = map[string]FeatureRange{
 	FeatureMetadataVersion:    {MetadataVersion40IV0, MetadataVersion40IV0},
-	FeatureKRaftVersion:       {0, 0},
+	FeatureKRaftVersion:       {0, 1},
 	FeatureGroupVersion:       {1, 1},
 	FeatureTransactionVersion: {0, 0},
 }

@@ -55,6 +55,7 @@ type Node struct {
 	cfg        *config.Broker
 	log        *slog.Logger
 	meta       *quorum.RaftLog
+	quorumMode quorumMode
 	controller *rules.Controller
 	active     *controller.Active // nil on broker-only nodes
 	channel    *controller.Client
@@ -113,6 +114,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
+	n.quorumMode = mode
 	var mp metadata.MetaProperties
 	var initialVoters []quorum.Member
 	if mode == dynamicQuorum {
@@ -255,18 +257,19 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.groups.ApplyImage(n.meta.Image())
 
 	b := broker.New(broker.Options{
-		Config:      cfg,
-		ClusterID:   n.clusterID,
-		Meta:        n.meta,
-		Controller:  n.controller,
-		Partitions:  n.partitions,
-		Groups:      n.groups,
-		Channel:     n.channel,
-		Active:      n.active,
-		Quorum:      n.meta,
-		Ready:       n.ready,
-		LeaderQuota: quotas.Leader,
-		Logger:      log.With("component", "broker"),
+		Config:       cfg,
+		ClusterID:    n.clusterID,
+		Meta:         n.meta,
+		Controller:   n.controller,
+		Partitions:   n.partitions,
+		Groups:       n.groups,
+		Channel:      n.channel,
+		Active:       n.active,
+		Quorum:       n.meta,
+		KRaftVersion: kraftVersion(n.quorumMode),
+		Ready:        n.ready,
+		LeaderQuota:  quotas.Leader,
+		Logger:       log.With("component", "broker"),
 	})
 	var lcs []server.ListenerConfig
 	for _, l := range cfg.Listeners {
@@ -385,14 +388,15 @@ func (n *Node) adoptClusterID(img *metadata.Image) {
 func (n *Node) startControllerOnly() error {
 	n.meta.Subscribe(func(_, img *metadata.Image) { n.adoptClusterID(img) })
 	b := broker.New(broker.Options{
-		Config:     n.cfg,
-		ClusterID:  n.clusterID,
-		Meta:       n.meta,
-		Controller: n.controller,
-		Channel:    n.channel,
-		Active:     n.active,
-		Quorum:     n.meta,
-		Logger:     n.log.With("component", "broker"),
+		Config:       n.cfg,
+		ClusterID:    n.clusterID,
+		Meta:         n.meta,
+		Controller:   n.controller,
+		Channel:      n.channel,
+		Active:       n.active,
+		Quorum:       n.meta,
+		KRaftVersion: kraftVersion(n.quorumMode),
+		Logger:       n.log.With("component", "broker"),
 	})
 	if err := n.serveControllerAPIs(b); err != nil {
 		return err

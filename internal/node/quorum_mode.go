@@ -302,3 +302,13 @@ func dynamicRaftConfig(cfg *config.Broker, rc *quorum.RaftConfig, mp metadata.Me
 		rc.AdvertiseAddr = self
 	}
 }
+
+// kraftVersion is the kraft.version feature level of a quorum mode: 1 for a
+// dynamic quorum (KIP-853), 0 for a static one. The zero-config node is a
+// one-voter quorum bootstrapped from its own configuration, as a static one.
+func kraftVersion(m quorumMode) int16 {
+	if m == dynamicQuorum {
+		return 1
+	}
+	return 0
+}

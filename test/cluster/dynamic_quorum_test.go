@@ -34,6 +34,31 @@ func (q quorumView) String() string {
 	return fmt.Sprintf("leader %d, voters %v, observers %v", q.leader, ids(q.voters), ids(q.observers))
 }
 
+// finalizedKRaftVersion is the kraft.version level ApiVersions v4 reports
+// as finalized (0 when absent).
+func (c *Cluster) finalizedKRaftVersion() (int16, error) {
+	cl, err := c.newClient(c.addrs(c.runningIDs()))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 4
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "vltava-test", "1"
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range resp.FinalizedFeatures {
+		if f.Name == "kraft.version" {
+			return f.MaxVersionLevel, nil
+		}
+	}
+	return 0, nil
+}
+
 // describeQuorum asks the cluster (any broker; it forwards to the quorum
 // leader) for the metadata quorum.
 func (c *Cluster) describeQuorum() (quorumView, error) {
@@ -135,6 +160,9 @@ func TestDynamicQuorumAddRemoveVoterUnderLoad(t *testing.T) {
 		return true
 	})
 	logf(t, "formed with bootstrap servers only: %v", q)
+	if lvl, err := c.finalizedKRaftVersion(); err != nil || lvl != 1 {
+		t.Errorf("finalized kraft.version = %d (%v), want 1 for a dynamic quorum", lvl, err)
+	}
 
 	c.createTopic(topic, partitions, 3, map[string]string{"min.insync.replicas": "2"})
 	kp := startKgoProducer(t, c, "kgo", topic, partitions, 2*time.Millisecond, 0)

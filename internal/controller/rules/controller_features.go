@@ -75,6 +75,11 @@ func validateFeatureUpdate(u FeatureUpdate, current int16) error {
 	if u.Level < 0 {
 		return invalid("A feature version cannot be less than 0.")
 	}
+	if u.Feature == metadata.FeatureKRaftVersion {
+		// The quorum's own level: 0 for controller.quorum.voters, 1 for a
+		// dynamic quorum, fixed by how the nodes were formatted.
+		return invalid("kraft.version is set by the metadata quorum's configuration (controller.quorum.voters: 0, controller.quorum.bootstrap.servers: 1) and cannot be changed here.")
+	}
 	r, known := supportedFeatures[u.Feature]
 	switch {
 	case !known && u.Level != 0:
