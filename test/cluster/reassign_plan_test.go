@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,9 +72,13 @@ func TestReassignPlanWithThrottle(t *testing.T) {
 		}
 		return got
 	}
-	if got := topicThrottles(); got["leader.replication.throttled.replicas"] != "0:1,0:2" || got["follower.replication.throttled.replicas"] != "0:3" {
-		t.Errorf("topic throttles after --execute: %v", got)
-	}
+	// Config changes reach each broker when it applies the metadata log
+	// (IncrementalAlterConfigs answers once committed, as Kafka), so the
+	// brokers' view is polled.
+	waitFor(t, 10*time.Second, "topic throttles after --execute", func() (bool, string) {
+		got := topicThrottles()
+		return got["leader.replication.throttled.replicas"] == "0:1,0:2" && got["follower.replication.throttled.replicas"] == "0:3", fmt.Sprint(got)
+	})
 
 	waitFor(t, 60*time.Second, "--verify reports the move completed", func() (bool, string) {
 		out, err := c.runCLI("partitions", "reassign", "--verify", "--reassignment-json-file", plan)
@@ -83,9 +88,10 @@ func TestReassignPlanWithThrottle(t *testing.T) {
 		return strings.Contains(out, "Reassignment of partition planned-0 is completed.") &&
 			strings.Contains(out, "Clearing topic-level throttles on topic planned"), out
 	})
-	if got := topicThrottles(); len(got) != 0 {
-		t.Errorf("topic throttles after --verify: %v", got)
-	}
+	waitFor(t, 10*time.Second, "no topic throttles after --verify", func() (bool, string) {
+		got := topicThrottles()
+		return len(got) == 0, fmt.Sprint(got)
+	})
 	md, err := c.Admin().Metadata(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
