@@ -22,8 +22,10 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("logged as warnings (security and plugin keys excepted, see Support); invalid values,\n")
 	b.WriteString("and values Vltava cannot honour, stop start-up with an error naming the key.\n\n")
 	b.WriteString("## Zero-config defaults\n\n")
-	b.WriteString("So that a bare `vltava server` runs a working single-node cluster, these defaults\n")
-	b.WriteString("differ from Kafka's (they match Kafka's quickstart `server.properties`):\n\n")
+	b.WriteString("These defaults differ from Kafka's: the identity, roles, listeners and log dirs so\n")
+	b.WriteString("that a bare `vltava server` runs a working single-node cluster (they match Kafka's\n")
+	b.WriteString("quickstart `server.properties`), and the socket buffers because a fixed size turns\n")
+	b.WriteString("off Linux's buffer autotuning, measured in docs/PERFORMANCE.md:\n\n")
 	b.WriteString("| Key | Vltava default | Kafka default |\n|---|---|---|\n")
 	for _, k := range sortedNames(VltavaDefaults) {
 		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", k, brokerDefs[k].Default, VltavaDefaults[k])
