@@ -66,7 +66,7 @@ func TestGroupConfigs(t *testing.T) {
 		{"heartbeat above max", "consumer.heartbeat.interval.ms", "15001", kerr.InvalidConfig.Code, "consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms"},
 		{"not a number", "consumer.heartbeat.interval.ms", "soon", kerr.InvalidConfig.Code, "consumer.heartbeat.interval.ms"},
 		{"unknown key", "consumer.assignor", "uniform", kerr.InvalidConfig.Code, "Unknown group config name: consumer.assignor"},
-		{"share-group key", "share.session.timeout.ms", "45000", kerr.InvalidConfig.Code, "Unknown group config name: share.session.timeout.ms"},
+		{"share-group key", "share.session.timeout.ms", "45000", kerr.InvalidConfig.Code, "share groups (KIP-932) are not supported"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ec, msg := alterGroup(c, "gc", tt.key, &tt.value, false)

@@ -26,8 +26,8 @@ var groupDefaultFrom = map[string]struct{ dflt, min, max string }{
 }
 
 // groupDefList is Kafka 4.0's GroupConfig definition list for consumer
-// groups. Its share.* keys (KIP-932 share groups) are not defined here, so
-// they are refused as unknown (INVALID_CONFIG).
+// groups. Its share.* keys (KIP-932 share groups) are not defined here:
+// ValidateGroupConfigs refuses them with INVALID_CONFIG.
 var groupDefList = []Def{
 	def(GroupConsumerSessionTimeoutKey, Int, "45000", "Session timeout of this consumer group's members: one not heard from for this long is fenced. Bounded by group.consumer.min/max.session.timeout.ms.", atLeast(1)),
 	def(GroupConsumerHeartbeatIntervalKey, Int, "5000", "Heartbeat interval given to this consumer group's members. Bounded by group.consumer.min/max.heartbeat.interval.ms.", atLeast(1)),
@@ -115,6 +115,9 @@ func brokerValue(b *Broker, key string) string {
 func ValidateGroupConfigs(b *Broker, overrides map[string]string) error {
 	for _, k := range sortedNames(overrides) {
 		d, ok := groupDefs[k]
+		if !ok && strings.HasPrefix(k, "share.") {
+			return &Error{Code: kerr.InvalidConfig, Message: "Group config " + k + " is a share group config: share groups (KIP-932) are not supported"}
+		}
 		if !ok {
 			return &Error{Code: kerr.InvalidConfig, Message: "Unknown group config name: " + k}
 		}
@@ -137,8 +140,8 @@ func ValidateGroupConfigs(b *Broker, overrides map[string]string) error {
 			return &Error{Code: kerr.InvalidConfig, Message: name + " must be less than or equal to " + bounds.max}
 		}
 	}
-	if num(values[GroupConsumerHeartbeatIntervalKey]) >= num(values[GroupConsumerSessionTimeoutKey]) {
-		return &Error{Code: kerr.InvalidConfig, Message: GroupConsumerHeartbeatIntervalKey + " must be less than " + GroupConsumerSessionTimeoutKey}
+	if num(values[GroupConsumerSessionTimeoutKey]) <= num(values[GroupConsumerHeartbeatIntervalKey]) {
+		return &Error{Code: kerr.InvalidConfig, Message: GroupConsumerSessionTimeoutKey + " must be greater than " + GroupConsumerHeartbeatIntervalKey}
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func TestGroupConfigsCLI(t *testing.T) {
 	if stderr := fails(t, b, "", "configs", "alter", "--group", "gapp", "--set", "consumer.session.timeout.ms=1000"); !strings.Contains(stderr, "consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms") {
 		t.Errorf("out-of-bounds session timeout: %q", stderr)
 	}
-	if stderr := fails(t, b, "", "configs", "alter", "--group", "gapp", "--set", "share.heartbeat.interval.ms=5000"); !strings.Contains(stderr, "Unknown group config name") {
+	if stderr := fails(t, b, "", "configs", "alter", "--group", "gapp", "--set", "share.heartbeat.interval.ms=5000"); !strings.Contains(stderr, "share groups (KIP-932) are not supported") {
 		t.Errorf("share-group key: %q", stderr)
 	}
 
