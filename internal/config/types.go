@@ -1,4 +1,4 @@
-// Package config holds Kafka's broker and topic configuration as data: key
+// Package config holds Kafka's broker, topic and group configuration as data: key
 // names, types, defaults, validation, documentation and the broker/topic
 // synonym rules that DescribeConfigs reports.
 //
