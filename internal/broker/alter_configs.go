@@ -4,7 +4,10 @@ package broker
 //
 // The legacy form: the configs given replace the resource's whole set of
 // overrides (a topic's dynamic configs, or a broker's dynamic configs; ""
-// names the cluster-wide broker defaults). Values are validated as Kafka
+// names the cluster-wide broker defaults; or a consumer group's configs,
+// KIP-848, validated against the group.consumer.* bounds as Kafka's
+// GroupConfig.validate does, the group not needing to exist). Values are
+// validated as Kafka
 // validates them (INVALID_CONFIG); unknown topics are
 // UNKNOWN_TOPIC_OR_PARTITION. A key named twice takes its last value, as
 // Kafka builds the new set by putting each entry in turn
@@ -73,6 +76,11 @@ func (b *Broker) currentConfigs(img *metadata.Image, typ int8, name string) (map
 			return nil, err
 		}
 		return maps.Clone(img.BrokerConfig(name)), nil
+	case resourceGroup:
+		if err := checkGroupResourceName(name); err != nil {
+			return nil, err
+		}
+		return maps.Clone(img.GroupConfig(name)), nil
 	default:
 		return nil, fmt.Errorf("%w: unsupported resource type %d", kerr.InvalidRequest, typ)
 	}
@@ -114,6 +122,10 @@ func (b *Broker) replaceConfigs(ctx context.Context, typ int8, name string, next
 			validate = config.ValidateBrokerDynamicDefault
 		}
 		if err := validate(changed); err != nil {
+			return err
+		}
+	case resourceGroup:
+		if err := config.ValidateGroupConfigs(b.cfg, next); err != nil {
 			return err
 		}
 	}

@@ -8,7 +8,10 @@ package broker
 // or "" for the cluster-wide dynamic defaults) describe the broker configs.
 // v1+ adds sources and, when asked, synonyms in precedence order; v3+ adds
 // types and, when asked, documentation. Sensitive values are returned as
-// null. Broker loggers (resource type 8) are not served: INVALID_REQUEST.
+// null. Group resources (type 32, KIP-848) describe the consumer group
+// configs: GROUP_CONFIG when the group overrides a key, else DEFAULT_CONFIG
+// with the broker's group.consumer.* value; the group need not exist.
+// Broker loggers (resource type 8) are not served: INVALID_REQUEST.
 
 import (
 	"context"
@@ -31,6 +34,7 @@ const (
 	resourceTopic        = 2
 	resourceBroker       = 4
 	resourceBrokerLogger = 8
+	resourceGroup        = 32
 )
 
 func (b *Broker) handleDescribeConfigs(_ context.Context, r *server.Request) (kmsg.Response, error) {
@@ -82,6 +86,11 @@ func (b *Broker) describeResource(img *metadata.Image, typ int8, name string) ([
 			perBroker = nil
 		}
 		return config.DescribeBroker(b.cfg, perBroker, img.BrokerConfig("")), nil
+	case resourceGroup:
+		if err := checkGroupResourceName(name); err != nil {
+			return nil, err
+		}
+		return config.DescribeGroup(b.cfg, img.GroupConfig(name)), nil
 	case resourceBrokerLogger:
 		return nil, fmt.Errorf("%w: broker logger configs are not supported", kerr.InvalidRequest)
 	default:
@@ -96,6 +105,15 @@ func checkBrokerResourceName(name string) error {
 	}
 	if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
 		return fmt.Errorf("%w: broker resource name %q is not a broker id", kerr.InvalidRequest, name)
+	}
+	return nil
+}
+
+// checkGroupResourceName refuses an empty group id, as Kafka's
+// ConfigHelper and ControllerConfigurationValidator do.
+func checkGroupResourceName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: Group name can't be empty", kerr.InvalidRequest)
 	}
 	return nil
 }

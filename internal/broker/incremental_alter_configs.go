@@ -107,8 +107,11 @@ func (b *Broker) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterC
 
 func (b *Broker) configDef(typ int8, name string) (config.Def, bool) {
 	defs := config.TopicDefs()
-	if typ == resourceBroker {
+	switch typ {
+	case resourceBroker:
 		defs = config.BrokerDefs()
+	case resourceGroup:
+		defs = config.GroupDefs()
 	}
 	for _, d := range defs {
 		if d.Name == name {

@@ -11,16 +11,19 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// configResource names what `configs` operates on: a topic, one broker, or
+// configResource names what `configs` operates on: a topic, one broker,
 // the cluster-wide broker defaults (broker resource with an empty name, as
-// kafka-configs.sh --entity-default uses).
+// kafka-configs.sh --entity-default uses), or a consumer group (KIP-848
+// group configs).
 type configResource struct {
 	topic          string
 	broker         int32
 	brokerDefaults bool
+	group          string
 }
 
 func topicResource(name string) configResource { return configResource{topic: name, broker: -1} }
@@ -29,6 +32,8 @@ func (r configResource) String() string {
 	switch {
 	case r.topic != "":
 		return fmt.Sprintf("topic %q", r.topic)
+	case r.group != "":
+		return fmt.Sprintf("group %q", r.group)
 	case r.brokerDefaults:
 		return "broker defaults"
 	default:
@@ -36,12 +41,15 @@ func (r configResource) String() string {
 	}
 }
 
-func (r configResource) describe(ctx context.Context, adm *kadm.Client) (kadm.ResourceConfig, error) {
+func (r configResource) describe(ctx context.Context, cl *kgo.Client, adm *kadm.Client) (kadm.ResourceConfig, error) {
 	var (
 		rcs kadm.ResourceConfigs
 		err error
 	)
 	switch {
+	case r.group != "":
+		// kadm has no group-config call; the request is Kafka's own.
+		rcs, err = describeGroupConfigs(ctx, cl, r.group)
 	case r.topic != "":
 		rcs, err = adm.DescribeTopicConfigs(ctx, r.topic)
 	case r.brokerDefaults:
@@ -67,7 +75,7 @@ func (r configResource) describe(ctx context.Context, adm *kadm.Client) (kadm.Re
 
 // alterConfigs applies sets and deletes with IncrementalAlterConfigs
 // (KIP-339), which changes only the named keys.
-func alterConfigs(ctx context.Context, adm *kadm.Client, r configResource, set [][2]string, del []string) error {
+func alterConfigs(ctx context.Context, cl *kgo.Client, adm *kadm.Client, r configResource, set [][2]string, del []string) error {
 	var alters []kadm.AlterConfig
 	for _, kv := range set {
 		v := kv[1]
@@ -81,6 +89,8 @@ func alterConfigs(ctx context.Context, adm *kadm.Client, r configResource, set [
 		err   error
 	)
 	switch {
+	case r.group != "":
+		resps, err = alterGroupConfigs(ctx, cl, alters, r.group)
 	case r.topic != "":
 		resps, err = adm.AlterTopicConfigs(ctx, alters, r.topic)
 	case r.brokerDefaults:
@@ -105,10 +115,11 @@ func alterConfigs(ctx context.Context, adm *kadm.Client, r configResource, set [
 func newConfigsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "configs",
-		Short: "Describe and alter topic and broker configs (kafka-configs.sh)",
+		Short: "Describe and alter topic, broker and group configs (kafka-configs.sh)",
 		Example: `  vltava configs describe --topic orders
   vltava configs alter --topic orders --set retention.ms=60000 --delete cleanup.policy
-  vltava configs describe --broker 1 --all`,
+  vltava configs describe --broker 1 --all
+  vltava configs alter --group orders-app --set consumer.session.timeout.ms=50000`,
 	}
 	cmd.AddCommand(newConfigsDescribeCommand(), newConfigsAlterCommand())
 	// kafka-configs.sh --entity-type topics --entity-name t --alter --add-config k=v
@@ -122,6 +133,7 @@ type resourceFlags struct {
 	topic          string
 	broker         int32
 	brokerDefaults bool
+	group          string
 
 	entityType, entityName string
 	entityDefault          bool
@@ -131,8 +143,9 @@ func (f *resourceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.topic, "topic", "", "topic whose configs to use")
 	cmd.Flags().Int32Var(&f.broker, "broker", -1, "broker id whose configs to use")
 	cmd.Flags().BoolVar(&f.brokerDefaults, "broker-defaults", false, "use the cluster-wide broker defaults")
-	cmd.Flags().StringVar(&f.entityType, "entity-type", "", "Kafka's entity type: topics or brokers")
-	cmd.Flags().StringVar(&f.entityName, "entity-name", "", "Kafka's entity name: the topic or broker id")
+	cmd.Flags().StringVar(&f.group, "group", "", "consumer group whose configs (KIP-848) to use; it need not exist yet")
+	cmd.Flags().StringVar(&f.entityType, "entity-type", "", "Kafka's entity type: topics, brokers or groups")
+	cmd.Flags().StringVar(&f.entityName, "entity-name", "", "Kafka's entity name: the topic, broker id or group")
 	cmd.Flags().BoolVar(&f.entityDefault, "entity-default", false, "Kafka's default entity (with --entity-type brokers: the broker defaults)")
 }
 
@@ -144,8 +157,8 @@ func (f *resourceFlags) fromEntity() error {
 		}
 		return nil
 	}
-	if f.topic != "" || f.broker >= 0 || f.brokerDefaults {
-		return errors.New("give --entity-type/--entity-name or --topic/--broker/--broker-defaults, not both")
+	if f.topic != "" || f.broker >= 0 || f.brokerDefaults || f.group != "" {
+		return errors.New("give --entity-type/--entity-name or --topic/--broker/--broker-defaults/--group, not both")
 	}
 	if (f.entityName != "") == f.entityDefault {
 		return errors.New("give exactly one of --entity-name and --entity-default")
@@ -156,6 +169,11 @@ func (f *resourceFlags) fromEntity() error {
 			return errors.New("--entity-type topics has no default entity")
 		}
 		f.topic = f.entityName
+	case "groups":
+		if f.entityDefault {
+			return errors.New("--entity-type groups has no default entity")
+		}
+		f.group = f.entityName
 	case "brokers":
 		if f.entityDefault {
 			f.brokerDefaults = true
@@ -167,7 +185,7 @@ func (f *resourceFlags) fromEntity() error {
 		}
 		f.broker = int32(n)
 	default:
-		return fmt.Errorf("--entity-type %q is not supported: use topics or brokers", f.entityType)
+		return fmt.Errorf("--entity-type %q is not supported: use topics, brokers or groups", f.entityType)
 	}
 	return nil
 }
@@ -186,10 +204,13 @@ func (f *resourceFlags) resource() (configResource, error) {
 	if f.brokerDefaults {
 		n++
 	}
-	if n != 1 {
-		return configResource{}, errors.New("give exactly one of --topic, --broker or --broker-defaults")
+	if f.group != "" {
+		n++
 	}
-	return configResource{topic: f.topic, broker: f.broker, brokerDefaults: f.brokerDefaults}, nil
+	if n != 1 {
+		return configResource{}, errors.New("give exactly one of --topic, --broker, --broker-defaults or --group")
+	}
+	return configResource{topic: f.topic, broker: f.broker, brokerDefaults: f.brokerDefaults, group: f.group}, nil
 }
 
 // configEntry is one row of `configs describe`.
@@ -207,21 +228,22 @@ func newConfigsDescribeCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "describe",
-		Short: "Show configs set on a topic or broker (all values with --all)",
+		Short: "Show configs set on a topic, broker or group (all values with --all)",
 		Example: `  vltava configs describe --topic orders
   vltava configs describe --broker-defaults
-  vltava configs describe --broker 1 --all --output json`,
+  vltava configs describe --broker 1 --all --output json
+  vltava configs describe --entity-type groups --entity-name orders-app --all`,
 		Args: cobra.NoArgs,
 		RunE: clusterCommand(func(in *invocation) error {
 			res, err := rf.resource()
 			if err != nil {
 				return err
 			}
-			_, adm, err := in.cluster(in.ctx)
+			cl, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			rc, err := res.describe(in.ctx, adm)
+			rc, err := res.describe(in.ctx, cl, adm)
 			if err != nil {
 				return err
 			}
@@ -254,6 +276,8 @@ func isOverride(r configResource, s kmsg.ConfigSource) bool {
 	switch {
 	case r.topic != "":
 		return s == kmsg.ConfigSourceDynamicTopicConfig
+	case r.group != "":
+		return s == kmsg.ConfigSourceGroupConfig
 	case r.brokerDefaults:
 		return s == kmsg.ConfigSourceDynamicDefaultBrokerConfig
 	default:
@@ -276,6 +300,8 @@ func sourceName(s kmsg.ConfigSource) string {
 		return "DEFAULT_CONFIG"
 	case kmsg.ConfigSourceDynamicBrokerLoggerConfig:
 		return "DYNAMIC_BROKER_LOGGER_CONFIG"
+	case kmsg.ConfigSourceGroupConfig:
+		return "GROUP_CONFIG"
 	default:
 		return "UNKNOWN(" + strconv.Itoa(int(s)) + ")"
 	}
@@ -321,11 +347,11 @@ func newConfigsAlterCommand() *cobra.Command {
 			if len(kvs) == 0 && len(dels) == 0 {
 				return errors.New("nothing to alter: give --set k=v and/or --delete k")
 			}
-			_, adm, err := in.cluster(in.ctx)
+			cl, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			if err := alterConfigs(in.ctx, adm, res, kvs, dels); err != nil {
+			if err := alterConfigs(in.ctx, cl, adm, res, kvs, dels); err != nil {
 				return err
 			}
 			if in.json {

@@ -274,7 +274,7 @@ it), --config sets topic configs with IncrementalAlterConfigs (use
 				}
 			}
 			if len(kvs) > 0 {
-				if err := alterConfigs(ctx, adm, topicResource(topic), kvs, nil); err != nil {
+				if err := alterConfigs(ctx, nil, adm, topicResource(topic), kvs, nil); err != nil {
 					return err
 				}
 			}

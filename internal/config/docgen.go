@@ -107,6 +107,19 @@ func WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", d.Name, d.Type, mdDefault(d), mdCell(d.Valid), server, mdCell(supportCell(TopicSupport(d.Name))), mdCell(d.Doc))
 	}
+	b.WriteString("\n## Group configs\n\n")
+	b.WriteString("Set per consumer group (KIP-848) with IncrementalAlterConfigs / AlterConfigs on resource\n")
+	b.WriteString("type GROUP (`vltava configs --entity-type groups --entity-name <group>`), even before the\n")
+	b.WriteString("group exists. A key not set for a group takes the broker key in the \"Server default\"\n")
+	b.WriteString("column. Values must lie within the broker's `group.consumer.min/max.*` bounds, and the\n")
+	b.WriteString("heartbeat interval below the session timeout (INVALID_CONFIG otherwise). The group\n")
+	b.WriteString("coordinator applies a change to the group's members from their next heartbeat. Share-group\n")
+	b.WriteString("keys (`share.*`, KIP-932) are refused with INVALID_CONFIG.\n\n")
+	b.WriteString("| Name | Type | Default | Valid values | Server default | Support | Description |\n|---|---|---|---|---|---|---|\n")
+	for _, d := range GroupDefs() {
+		server, _ := GroupServerDefault(d.Name)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | `%s` | %s | %s |\n", d.Name, d.Type, mdDefault(d), mdCell(d.Valid), server, mdCell(supportCell(GroupSupport(d.Name))), mdCell(d.Doc))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

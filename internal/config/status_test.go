@@ -33,10 +33,10 @@ import (
 // A key added without a status, or marked honoured without a reader, fails
 // here.
 func TestEveryKeyHasATruthfulStatus(t *testing.T) {
-	brokerRows, topicRows := docSupportColumn(t)
-	if len(brokerRows) != len(BrokerDefs()) || len(topicRows) != len(TopicDefs()) {
-		t.Fatalf("doc lists %d broker and %d topic keys, the code %d and %d; run go generate ./internal/config",
-			len(brokerRows), len(topicRows), len(BrokerDefs()), len(TopicDefs()))
+	brokerRows, topicRows, groupRows := docSupportColumn(t)
+	if len(brokerRows) != len(BrokerDefs()) || len(topicRows) != len(TopicDefs()) || len(groupRows) != len(GroupDefs()) {
+		t.Fatalf("doc lists %d broker, %d topic and %d group keys, the code %d, %d and %d; run go generate ./internal/config",
+			len(brokerRows), len(topicRows), len(groupRows), len(BrokerDefs()), len(TopicDefs()), len(GroupDefs()))
 	}
 	for k := range keyStatus {
 		if _, ok := brokerDefs[k]; !ok {
@@ -49,6 +49,13 @@ func TestEveryKeyHasATruthfulStatus(t *testing.T) {
 		}
 	}
 	readers := readersOutsideConfig(t)
+	for _, d := range GroupDefs() {
+		s := GroupSupport(d.Name)
+		checkDocAndReason(t, "group", d, s, groupRows[d.Name])
+		if s.Status == Honoured && !readers[d.Name] {
+			t.Errorf("group key %s is marked honoured but nothing outside internal/config reads it (use its constant, listed in groupKeyConsts, or refuse it)", d.Name)
+		}
+	}
 
 	for _, d := range BrokerDefs() {
 		s := BrokerSupport(d.Name)
@@ -124,14 +131,14 @@ func checkDocAndReason(t *testing.T, scope string, d Def, s Support, docCell str
 
 // docSupportColumn reads the Support column of both tables of
 // docs/CONFIGURATION.md.
-func docSupportColumn(t *testing.T) (broker, topic map[string]string) {
+func docSupportColumn(t *testing.T) (broker, topic, group map[string]string) {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "docs", "CONFIGURATION.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	broker, topic = map[string]string{}, map[string]string{}
+	broker, topic, group = map[string]string{}, map[string]string{}, map[string]string{}
 	var table map[string]string
 	col := -1
 	sc := bufio.NewScanner(f)
@@ -143,6 +150,8 @@ func docSupportColumn(t *testing.T) (broker, topic map[string]string) {
 			table = broker
 		case line == "## Topic configs":
 			table = topic
+		case line == "## Group configs":
+			table = group
 		case strings.HasPrefix(line, "## "):
 			table = nil
 		}
@@ -167,7 +176,7 @@ func docSupportColumn(t *testing.T) (broker, topic map[string]string) {
 		}
 		table[strings.Trim(cells[0], "`")] = cells[col]
 	}
-	return broker, topic
+	return broker, topic, group
 }
 
 // splitRow splits a markdown table row on unescaped pipes.
@@ -247,6 +256,11 @@ func readersOutsideConfig(t *testing.T) map[string]bool {
 			}
 		}
 	}
+	for name, key := range groupKeyConsts {
+		if selected[name] {
+			read[key] = true
+		}
+	}
 	for _, typ := range []reflect.Type{reflect.TypeOf(Broker{}), reflect.TypeOf(Topic{})} {
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)
@@ -260,6 +274,13 @@ func readersOutsideConfig(t *testing.T) map[string]bool {
 		}
 	}
 	return read
+}
+
+// groupKeyConsts are the exported constants naming the group keys; a key is
+// read when its constant is used outside this package.
+var groupKeyConsts = map[string]string{
+	"GroupConsumerSessionTimeoutKey":    GroupConsumerSessionTimeoutKey,
+	"GroupConsumerHeartbeatIntervalKey": GroupConsumerHeartbeatIntervalKey,
 }
 
 // otherValidValue returns a value of d other than its default that passes

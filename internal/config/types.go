@@ -1,4 +1,4 @@
-// Package config holds Kafka's broker and topic configuration as data: key
+// Package config holds Kafka's broker, topic and group configuration as data: key
 // names, types, defaults, validation, documentation and the broker/topic
 // synonym rules that DescribeConfigs reports.
 //
@@ -75,6 +75,9 @@ const (
 	SourceStaticBrokerConfig         Source = 4
 	SourceDefaultConfig              Source = 5
 	SourceDynamicBrokerLoggerConfig  Source = 6
+	SourceClientMetricsConfig        Source = 7
+	// SourceGroupConfig is a group config override (KIP-848, Kafka 4.0).
+	SourceGroupConfig Source = 8
 )
 
 // String returns Kafka's name of the source.
@@ -92,6 +95,10 @@ func (s Source) String() string {
 		return "DEFAULT_CONFIG"
 	case SourceDynamicBrokerLoggerConfig:
 		return "DYNAMIC_BROKER_LOGGER_CONFIG"
+	case SourceClientMetricsConfig:
+		return "CLIENT_METRICS_CONFIG"
+	case SourceGroupConfig:
+		return "GROUP_CONFIG"
 	}
 	return "UNKNOWN"
 }

@@ -333,7 +333,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req ConsumerHeartbeatRequest) Consu
 	default:
 		res = g.consumerHeartbeatLocked(req, re)
 	}
-	res.HeartbeatInterval = c.cfg.ConsumerHeartbeatInterval
+	res.HeartbeatInterval = c.consumerHeartbeatInterval(g.id)
 	g.removeIfUnusedLocked()
 	return res
 }
@@ -787,15 +787,16 @@ func (g *Group) syncConsumerStateLocked() {
 }
 
 // scheduleConsumerSessionLocked (re)starts m's session: without a
-// heartbeat within group.consumer.session.timeout.ms (a classic member:
-// its own session timeout) it is fenced.
+// heartbeat within the group's consumer.session.timeout.ms, else
+// group.consumer.session.timeout.ms (a classic member: its own session
+// timeout), it is fenced.
 func (g *Group) scheduleConsumerSessionLocked(m *consumerMember) {
 	if m.session != nil {
 		m.session.Stop()
 	}
 	m.sessionSeq++
 	seq := m.sessionSeq
-	m.session = time.AfterFunc(m.sessionTimeout(&g.c.cfg), func() {
+	m.session = time.AfterFunc(m.sessionTimeout(g), func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if g.mu.state == StateDead || g.mu.consumer == nil || g.mu.consumer.members[m.id] != m || m.sessionSeq != seq {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -55,9 +56,12 @@ type Coordinator struct {
 		topics map[string]topicMeta
 		closed bool
 	}
-	closing   chan struct{}
-	loads     sync.WaitGroup
-	expiryRun *time.Timer
+	// groupTimeouts are the groups' session/heartbeat overrides from the
+	// metadata image (group_config.go), replaced whole by ApplyImage.
+	groupTimeouts atomic.Pointer[map[string]consumerTimeouts]
+	closing       chan struct{}
+	loads         sync.WaitGroup
+	expiryRun     *time.Timer
 }
 
 // shard is one __consumer_offsets partition led here.
@@ -141,6 +145,7 @@ func (c *Coordinator) PartitionFor(groupID string) int32 {
 // no more are unloaded. It is idempotent.
 func (c *Coordinator) ApplyImage(img *metadata.Image) {
 	c.setTopics(topicsOfImage(img))
+	c.setGroupTimeouts(groupTimeoutsOfImage(img))
 	t, ok := img.Topic(metadata.ConsumerOffsetsTopic)
 	if !ok {
 		c.Reconcile(nil, 0)

@@ -47,13 +47,13 @@ const consumerProtocolType = "consumer"
 // isClassic reports whether m speaks the classic protocol.
 func (m *consumerMember) isClassic() bool { return m.classic != nil }
 
-// sessionTimeout is the member's session: its classic session timeout, or
-// group.consumer.session.timeout.ms.
-func (m *consumerMember) sessionTimeout(cfg *Config) time.Duration {
+// sessionTimeout is the member's session in g: its classic session
+// timeout, or the group's consumer session timeout (group_config.go).
+func (m *consumerMember) sessionTimeout(g *Group) time.Duration {
 	if m.classic != nil {
 		return time.Duration(m.classic.sessionTimeoutMs) * time.Millisecond
 	}
-	return cfg.ConsumerSessionTimeout
+	return g.c.consumerSessionTimeout(g.id)
 }
 
 // parseSubscription returns the first of protocols whose metadata is a

@@ -142,6 +142,23 @@ func (img *Image) BrokerConfig(id string) map[string]string {
 	return img.configCopy(configResource{ConfigResourceBroker, id})
 }
 
+// GroupConfig returns a copy of the dynamic configs of a consumer group
+// (empty, never nil, when there are none).
+func (img *Image) GroupConfig(groupID string) map[string]string {
+	return img.configCopy(configResource{ConfigResourceGroup, groupID})
+}
+
+// GroupConfigs returns a copy of every group's dynamic configs, by group id.
+func (img *Image) GroupConfigs() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	img.configs.each(func(r configResource, m map[string]string) {
+		if r.Type == ConfigResourceGroup {
+			out[r.Name] = maps.Clone(m)
+		}
+	})
+	return out
+}
+
 func (img *Image) configCopy(r configResource) map[string]string {
 	m, _ := img.configs.get(r)
 	out := make(map[string]string, len(m))
@@ -251,6 +268,10 @@ func (img *Image) Records() []Record {
 	slices.SortFunc(brokerResources, compareBrokerResource)
 	for _, name := range brokerResources {
 		recs = AppendConfigRecords(recs, ConfigResourceBroker, name, img.BrokerConfig(name))
+	}
+	groupConfigs := img.GroupConfigs()
+	for _, id := range slices.Sorted(maps.Keys(groupConfigs)) {
+		recs = AppendConfigRecords(recs, ConfigResourceGroup, id, groupConfigs[id])
 	}
 	if img.lastProducerBlock != nil {
 		r := *img.lastProducerBlock

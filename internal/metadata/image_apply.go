@@ -267,6 +267,10 @@ func (b *imageBuilder) applyConfig(r *ConfigRecord) error {
 				return fmt.Errorf("invalid broker resource name %q", r.ResourceName)
 			}
 		}
+	case ConfigResourceGroup:
+		if r.ResourceName == "" {
+			return fmt.Errorf("config for an empty group id")
+		}
 	default:
 		return fmt.Errorf("unsupported config resource type %d", r.ResourceType)
 	}

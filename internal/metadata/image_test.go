@@ -257,3 +257,34 @@ func TestImageApplyCopiesFewShards(t *testing.T) {
 		t.Fatalf("%d of %d topic shards shared, want all but one", shared, cowShards)
 	}
 }
+
+// TestImageGroupConfigs: ConfigRecords of resource type GROUP (KIP-848) are
+// kept for any group id, existing or not, are deleted by a null value, and
+// survive a snapshot.
+func TestImageGroupConfigs(t *testing.T) {
+	img := mustApply(t, EmptyImage(),
+		&ConfigRecord{ResourceType: ConfigResourceGroup, ResourceName: "g", Name: "consumer.session.timeout.ms", Value: StringPtr("50000")},
+		&ConfigRecord{ResourceType: ConfigResourceGroup, ResourceName: "g", Name: "consumer.heartbeat.interval.ms", Value: StringPtr("6000")},
+		&ConfigRecord{ResourceType: ConfigResourceGroup, ResourceName: "h", Name: "consumer.heartbeat.interval.ms", Value: StringPtr("7000")},
+	)
+	if got := img.GroupConfig("g"); !reflect.DeepEqual(got, map[string]string{"consumer.session.timeout.ms": "50000", "consumer.heartbeat.interval.ms": "6000"}) {
+		t.Fatalf("group g config %v", got)
+	}
+	if got := img.GroupConfigs(); len(got) != 2 || got["h"]["consumer.heartbeat.interval.ms"] != "7000" {
+		t.Fatalf("group configs %v", got)
+	}
+	rebuilt, err := EmptyImage().Apply(img.Offset(), img.Records())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rebuilt.GroupConfigs(), img.GroupConfigs()) {
+		t.Fatalf("snapshot lost group configs: %v, want %v", rebuilt.GroupConfigs(), img.GroupConfigs())
+	}
+	img = mustApply(t, img, &ConfigRecord{ResourceType: ConfigResourceGroup, ResourceName: "h", Name: "consumer.heartbeat.interval.ms"})
+	if got := img.GroupConfigs(); len(got) != 1 || len(img.GroupConfig("h")) != 0 {
+		t.Fatalf("after delete %v", got)
+	}
+	if _, err := img.Apply(img.Offset()+1, []Record{&ConfigRecord{ResourceType: ConfigResourceGroup, Name: "consumer.session.timeout.ms", Value: StringPtr("1")}}); err == nil {
+		t.Fatal("a group config with an empty group id was applied")
+	}
+}

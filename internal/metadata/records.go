@@ -68,6 +68,8 @@ type Record interface {
 const (
 	ConfigResourceTopic  int8 = 2
 	ConfigResourceBroker int8 = 4
+	// ConfigResourceGroup is a consumer group's dynamic configs (KIP-848).
+	ConfigResourceGroup int8 = 32
 )
 
 // NoLeader is the Leader value of a partition without a leader (Kafka's -1).
@@ -119,9 +121,11 @@ type RemoveTopicRecord struct {
 }
 
 // ConfigRecord sets (Value != nil) or deletes (Value == nil) one dynamic
-// config. ResourceType is ConfigResourceTopic or ConfigResourceBroker; for
-// brokers ResourceName is the broker id in decimal, or "" for the cluster-wide
-// default, as in Kafka.
+// config. ResourceType is ConfigResourceTopic, ConfigResourceBroker or
+// ConfigResourceGroup; for brokers ResourceName is the broker id in decimal,
+// or "" for the cluster-wide default, as in Kafka; for groups it is the group
+// id, which need not name an existing group (Kafka allows configuring a
+// group before it is created).
 type ConfigRecord struct {
 	ResourceType int8    `json:"resource_type"`
 	ResourceName string  `json:"resource_name"`

@@ -138,6 +138,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 		ValidateTopicConfigs:     config.ValidateTopicConfigs,
+		ValidateGroupConfigs:     func(c map[string]string) error { return config.ValidateGroupConfigs(cfg, c) },
 		UncleanLeaderElection:    cfg.UncleanLeaderElectionEnable,
 		DeleteTopicDisabled:      !cfg.DeleteTopicEnable,
 		Logger:                   log.With("component", "controller"),

@@ -36,6 +36,10 @@ type ControllerConfig struct {
 	// ValidateBrokerConfigs does the same for a broker or the cluster
 	// default (resource "").
 	ValidateBrokerConfigs func(resourceName string, configs map[string]string) error
+	// ValidateGroupConfigs does the same for a consumer group's configs
+	// (KIP-848), against this controller's group.consumer.* bounds as
+	// Kafka's ControllerConfigurationValidator does.
+	ValidateGroupConfigs func(configs map[string]string) error
 	// UncleanLeaderElection is unclean.leader.election.enable: elect an
 	// out-of-sync replica when no ISR member can lead.
 	UncleanLeaderElection bool
@@ -215,6 +219,13 @@ func (c *Controller) AlterConfigs(ctx context.Context, changes []ConfigChange, v
 			}
 		}
 		current = img.BrokerConfig(name)
+	case metadata.ConfigResourceGroup:
+		// Kafka allows configuring a group that does not exist yet; only
+		// an empty name is refused.
+		if name == "" {
+			return fmt.Errorf("%w: Group name can't be empty", kerr.InvalidRequest)
+		}
+		current = img.GroupConfig(name)
 	default:
 		return fmt.Errorf("%w: Unsupported config resource type %d", kerr.InvalidRequest, typ)
 	}
@@ -239,9 +250,14 @@ func (c *Controller) AlterConfigs(ctx context.Context, changes []ConfigChange, v
 		recs = append(recs, &metadata.ConfigRecord{ResourceType: typ, ResourceName: name, Name: ch.Name, Value: v})
 	}
 	var err error
-	if typ == metadata.ConfigResourceTopic {
+	switch {
+	case typ == metadata.ConfigResourceTopic:
 		err = c.validateTopicConfigs(current)
-	} else if c.cfg.ValidateBrokerConfigs != nil {
+	case typ == metadata.ConfigResourceGroup:
+		if c.cfg.ValidateGroupConfigs != nil {
+			err = asConfigError(c.cfg.ValidateGroupConfigs(current))
+		}
+	case c.cfg.ValidateBrokerConfigs != nil:
 		err = asConfigError(c.cfg.ValidateBrokerConfigs(name, current))
 	}
 	if err != nil || validateOnly || len(recs) == 0 {
