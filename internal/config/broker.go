@@ -103,11 +103,9 @@ type Broker struct {
 	ReplicaSocketReceiveBufferBytes          int32 `config:"replica.socket.receive.buffer.bytes"`
 	ReplicaHighWatermarkCheckpointIntervalMs int64 `config:"replica.high.watermark.checkpoint.interval.ms"`
 	NumReplicaFetchers                       int32 `config:"num.replica.fetchers"`
-	// LeaderReplicationThrottledRate and FollowerReplicationThrottledRate
-	// are the static values; the dynamic broker configs override them at
-	// run time (ReplicationThrottledRates).
-	LeaderReplicationThrottledRate            int64 `config:"leader.replication.throttled.rate"`
-	FollowerReplicationThrottledRate          int64 `config:"follower.replication.throttled.rate"`
+	// leader.replication.throttled.rate and follower.replication.throttled.rate
+	// apply at run time, with the dynamic broker configs layered over the
+	// static ones: ReplicationThrottledRates.
 	FetchMaxBytes                             int32 `config:"fetch.max.bytes"`
 	FetchPurgatoryPurgeIntervalRequests       int32 `config:"fetch.purgatory.purge.interval.requests"`
 	ProducerPurgatoryPurgeIntervalRequests    int32 `config:"producer.purgatory.purge.interval.requests"`
@@ -382,8 +380,6 @@ func (b *Broker) fill() error {
 	b.ReplicaSocketReceiveBufferBytes = i32("replica.socket.receive.buffer.bytes")
 	b.ReplicaHighWatermarkCheckpointIntervalMs = i64("replica.high.watermark.checkpoint.interval.ms")
 	b.NumReplicaFetchers = i32("num.replica.fetchers")
-	b.LeaderReplicationThrottledRate = i64("leader.replication.throttled.rate")
-	b.FollowerReplicationThrottledRate = i64("follower.replication.throttled.rate")
 	b.FetchMaxBytes = i32("fetch.max.bytes")
 	b.FetchPurgatoryPurgeIntervalRequests = i32("fetch.purgatory.purge.interval.requests")
 	b.ProducerPurgatoryPurgeIntervalRequests = i32("producer.purgatory.purge.interval.requests")

@@ -22,14 +22,7 @@ type ConnectionQuotas struct {
 // then the static config (Kafka applies them to the acceptors at run time).
 func (b *Broker) ConnectionQuotas(dynamicPerBroker, dynamicDefault map[string]string) ConnectionQuotas {
 	merged := mergeLayers(b.Raw, dynamicDefault, dynamicPerBroker)
-	num := func(key string) int32 {
-		if v, ok := merged[key]; ok {
-			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil && n >= 0 {
-				return int32(n)
-			}
-		}
-		return int32(parseInt(brokerDefs[key].Default))
-	}
+	num := func(key string) int32 { return int32(layeredCount(merged, key, 32)) }
 	q := ConnectionQuotas{Max: num("max.connections"), PerIP: num("max.connections.per.ip"), CreationRate: num("max.connection.creation.rate")}
 	if v, ok := merged["max.connections.per.ip.overrides"]; ok && validateConnectionOverrides(v) == "" {
 		q.PerIPOverrides = parseConnectionOverrides(v)
@@ -43,15 +36,18 @@ func (b *Broker) ConnectionQuotas(dynamicPerBroker, dynamicDefault map[string]st
 // the static config.
 func (b *Broker) ReplicationThrottledRates(dynamicPerBroker, dynamicDefault map[string]string) (leader, follower int64) {
 	merged := mergeLayers(b.Raw, dynamicDefault, dynamicPerBroker)
-	rate := func(key string) int64 {
-		if v, ok := merged[key]; ok {
-			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
-				return n
-			}
+	return layeredCount(merged, "leader.replication.throttled.rate", 64), layeredCount(merged, "follower.replication.throttled.rate", 64)
+}
+
+// layeredCount is a non-negative integer key of merged layers, of bitSize
+// bits, or the key's default when it is unset or not such a number.
+func layeredCount(merged map[string]string, key string, bitSize int) int64 {
+	if v, ok := merged[key]; ok {
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, bitSize); err == nil && n >= 0 {
+			return n
 		}
-		return parseInt(brokerDefs[key].Default)
 	}
-	return rate("leader.replication.throttled.rate"), rate("follower.replication.throttled.rate")
+	return parseInt(brokerDefs[key].Default)
 }
 
 // parseConnectionOverrides reads max.connections.per.ip.overrides, already

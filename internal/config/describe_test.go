@@ -213,6 +213,8 @@ func TestValidateBrokerDynamic(t *testing.T) {
 		{"ssl config without listener prefix", map[string]string{"ssl.keystore.location": "/ks"}, true, "only per-listener using the listener prefix: Set(ssl.keystore.location)"},
 		{"bad value", map[string]string{"log.retention.ms": "soon"}, true, "Invalid value soon for configuration log.retention.ms: Not a number of type LONG"},
 		{"zero threads", map[string]string{"num.replica.fetchers": "0"}, true, "value should be at least 1"},
+		{"zero connection creation rate", map[string]string{"max.connection.creation.rate": "0"}, false, "max.connection.creation.rate: 0 would hold back"},
+		{"connection creation rate", map[string]string{"max.connection.creation.rate": "5"}, false, ""},
 		{"bad protocol map", map[string]string{"listener.security.protocol.map": "A:B"}, true, "unknown security protocol"},
 	}
 	for _, tt := range tests {

@@ -302,6 +302,11 @@ func validateBrokerDynamic(changes map[string]string, perBroker bool) error {
 		if (dynamicThreadKeys[k] || dynamicThreadKeys[base]) && parseInt(v) < 1 {
 			return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("Dynamic thread count update validation failed for %s=%s, value should be at least 1", k, v)}
 		}
+		if (k == "max.connection.creation.rate" || base == "max.connection.creation.rate") && v != "" && parseInt(v) == 0 {
+			// Refused at start too (ParseBroker): the server would read 0
+			// as no limit at all.
+			return &Error{Code: kerr.InvalidConfig, Message: k + ": 0 would hold back every connection but the inter-broker ones; set at least 1"}
+		}
 	}
 	if lp, ok := changes["listener.security.protocol.map"]; ok {
 		if _, err := parseProtocolMap(lp); err != nil {

@@ -17,8 +17,10 @@ package record
 //     framing Kafka's v0 clients expect.
 //
 // The conversion stops at the first batch that would take the output past
-// limit, except that the first batch is always converted whole, so a
-// client always makes progress (KIP-74's rule).
+// limit, except that the first batch with messages to send is always
+// converted whole, so a client always makes progress (KIP-74's rule): a
+// control batch or records before the fetch offset ahead of it do not
+// count as that first batch.
 
 import (
 	"encoding/binary"
@@ -32,7 +34,7 @@ import (
 // 1), leaving out records before fromOffset.
 func DownConvert(data []byte, magic int8, fromOffset int64, limit int) ([]byte, error) {
 	var out []byte
-	for first := true; len(data) >= BatchHeaderSize; first = false {
+	for len(data) >= BatchHeaderSize {
 		h, err := ParseHeader(data)
 		if err != nil {
 			return nil, err
@@ -59,7 +61,7 @@ func DownConvert(data []byte, magic int8, fromOffset int64, limit int) ([]byte, 
 			}
 			out = appendLegacyMessage(out, magic, h, offset, recordTimestamp(h, r), r.Key, r.Value)
 		}
-		if !first && len(out) > limit {
+		if mark > 0 && len(out) > limit {
 			return out[:mark], nil
 		}
 	}

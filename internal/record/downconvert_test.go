@@ -70,6 +70,17 @@ func TestDownConvert(t *testing.T) {
 	if offsets, _, _ := legacyMessages(t, out); len(offsets) != 3 {
 		t.Errorf("limited: %d messages, want the first batch's 3", len(offsets))
 	}
+	// The first batch with messages is sent whole even when a control
+	// batch, or records before the fetch offset, come before it.
+	ahead := append(append([]byte{}, data[len(data)-30-len(mustBuild(t, ctl, sampleRecords(1, 4), CodecNone)):len(data)-30]...), data...)
+	out, _ = DownConvert(ahead, 1, 0, 10)
+	if offsets, _, _ := legacyMessages(t, out); len(offsets) != 3 || offsets[0] != 0 {
+		t.Errorf("after a control batch: offsets %v, want the next batch's 0..2", offsets)
+	}
+	out, _ = DownConvert(data, 1, 3, 10)
+	if offsets, _, _ := legacyMessages(t, out); len(offsets) != 3 || offsets[0] != 3 {
+		t.Errorf("first batch before the fetch offset: offsets %v, want 3..5", offsets)
+	}
 	if out, err := DownConvert(nil, 1, 0, 100); err != nil || out == nil || len(out) != 0 {
 		t.Errorf("empty: %v %v", out, err)
 	}

@@ -103,10 +103,10 @@ func batchProbe(b []byte) (int, error) {
 //   - larger than MaxMessageBytes: MESSAGE_TOO_LARGE
 //   - a timestamp outside KIP-937's window, or a client claiming
 //     LogAppendTime: INVALID_TIMESTAMP
+//   - zstd in Produce v3-6, or an undefined codec: UNSUPPORTED_COMPRESSION_TYPE
 //
 // Per-record failures (timestamps, a compacted topic's null keys) come as a
 // *RecordValidationError listing every refused record (KIP-467).
-//   - zstd in Produce v3-6, or an undefined codec: UNSUPPORTED_COMPRESSION_TYPE
 //
 // Bytes after the batch that do not form a whole batch are dropped, as
 // Kafka's log trims them. For CreateTime topics the batch's MaxTimestamp is

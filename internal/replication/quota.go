@@ -31,7 +31,6 @@ type Quota struct {
 		start   time.Time // start of samples[current]
 		current int
 		samples [quotaSamples]int64
-		first   time.Time // when recording began, to rate a young window
 	}
 }
 
@@ -66,10 +65,10 @@ func (q *Quota) Exceeded() bool {
 	if total == 0 {
 		return false
 	}
-	// Kafka's Rate measures over the elapsed window, at least one sample
-	// long, so a burst right after start is not spread over 11 seconds.
-	window := min(now.Sub(q.mu.first), quotaSamples*quotaSampleLength)
-	window = max(window, quotaSampleLength)
+	// Kafka's Rate.windowSize: the time since the oldest sample began, at
+	// least quotaSamples-1 whole samples, so the first bytes are spread
+	// over that long rather than over the moment they took.
+	window := (quotaSamples-1)*quotaSampleLength + now.Sub(q.mu.start)
 	return float64(total)/window.Seconds() > float64(limit)
 }
 
@@ -80,8 +79,8 @@ func (q *Quota) Record(n int) {
 	}
 	q.mu.Lock()
 	now := q.now()
-	if q.mu.first.IsZero() {
-		q.mu.first, q.mu.start = now, now
+	if q.mu.start.IsZero() {
+		q.mu.start = now
 	}
 	q.rollLocked(now)
 	q.mu.samples[q.mu.current] += int64(n)
@@ -90,7 +89,7 @@ func (q *Quota) Record(n int) {
 
 // rollLocked advances the sample ring to now, zeroing expired samples.
 func (q *Quota) rollLocked(now time.Time) {
-	if q.mu.first.IsZero() {
+	if q.mu.start.IsZero() {
 		return
 	}
 	for i := 0; now.Sub(q.mu.start) >= quotaSampleLength && i <= quotaSamples; i++ {

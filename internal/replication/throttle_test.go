@@ -21,21 +21,29 @@ func TestQuotaWindow(t *testing.T) {
 	clock := time.Unix(1000, 0)
 	q.now = func() time.Time { return clock }
 	q.SetLimit(1000)
-	q.Record(5000) // 5000 B over the first second
-	if !q.Exceeded() {
-		t.Fatal("5000 B in one second is within 1000 B/s")
-	}
-	clock = clock.Add(4 * time.Second) // 5000 B over 4 s: still over
-	if !q.Exceeded() {
-		t.Fatal("5000 B over 4 s is within 1000 B/s")
-	}
-	clock = clock.Add(2 * time.Second) // 5000 B over 6 s
+	// As Kafka's Rate, bytes count over at least ten seconds, however
+	// recent: 9000 B are within 1000 B/s, 15000 B are not, for as long as
+	// they stay in the eleven-second window.
+	q.Record(9000)
 	if q.Exceeded() {
-		t.Fatal("5000 B over 6 s exceeds 1000 B/s")
+		t.Fatal("9000 B, rated over ten seconds, exceed 1000 B/s")
 	}
-	clock = clock.Add(20 * time.Second)
+	q.Record(6000)
+	if !q.Exceeded() {
+		t.Fatal("15000 B, rated over ten seconds, are within 1000 B/s")
+	}
+	clock = clock.Add(4 * time.Second) // 15000 B over 10 s: still over
+	if !q.Exceeded() {
+		t.Fatal("15000 B over 10 s is within 1000 B/s")
+	}
+	clock = clock.Add(7 * time.Second) // the burst's sample has expired
 	if q.Exceeded() {
 		t.Fatal("exceeded after the window moved past the burst")
+	}
+	q.Record(15000)
+	clock = clock.Add(20 * time.Second)
+	if q.Exceeded() {
+		t.Fatal("exceeded after an idle spell longer than the window")
 	}
 	q.SetLimit(math.MaxInt64)
 	if q.Limited() {

@@ -15,9 +15,10 @@ import (
 type ConnectionLimits struct {
 	Enforce bool
 	// Max is max.connections: connections open at once across the
-	// listeners. When reached, the broker stops accepting (Kafka's
-	// acceptor waits for a slot; new connections wait in the kernel's
-	// backlog) until one closes. Connections on the inter-broker listener
+	// listeners. When reached, a listener holds its newly accepted
+	// connection unserved and accepts no other (Kafka's acceptor waits for
+	// a slot; further connections wait in the kernel's backlog) until one
+	// closes. Connections on the inter-broker listener
 	// are not held back, so replication keeps working (KIP-402).
 	Max int
 	// PerIP is max.connections.per.ip: a connection from an address that
@@ -112,8 +113,8 @@ func (q *connQuotas) awaitCreationRate(ctx context.Context, listener string) boo
 	}
 }
 
-// reserve takes a slot of max.connections for the next connection of a
-// listener, waiting until one is free. It returns false when ctx ends.
+// reserve takes a slot of max.connections for a connection just accepted
+// on listener, waiting until one is free. It returns false when ctx ends.
 // Every successful reserve is matched by release or by admit.
 func (q *connQuotas) reserve(ctx context.Context, listener string) bool {
 	for {
@@ -155,7 +156,7 @@ func (q *connQuotas) admit(remote net.Addr) (ip string, ok bool) {
 }
 
 // release gives back a slot reserved for a connection that was never
-// admitted (Accept failed).
+// admitted (the server closed while it waited for the creation rate).
 func (q *connQuotas) release() {
 	q.mu.Lock()
 	q.releaseLocked()

@@ -2,6 +2,8 @@ package server
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"math"
 	"net"
 	"testing"
@@ -84,6 +86,27 @@ func TestMaxConnectionsWaitsForASlot(t *testing.T) {
 	for i := range 3 {
 		if err := roundTrip(t, dial(t, ib), int32(i), 5*time.Second); err != nil {
 			t.Fatalf("inter-broker connection %d held back: %v", i, err)
+		}
+	}
+}
+
+// max.connections counts open connections only: a second, idle listener
+// holds no slot.
+func TestMaxConnectionsIdleListenerHoldsNoSlot(t *testing.T) {
+	cfg := Config{Limits: ConnectionLimits{Enforce: true, Max: 2, PerIP: math.MaxInt32}}
+	cfg.Listeners = []ListenerConfig{
+		{Name: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Addr: "127.0.0.1:0"},
+		{Name: "OTHER", SecurityProtocol: "PLAINTEXT", Addr: "127.0.0.1:0"},
+	}
+	s := New(cfg, &testHandler{released: make(chan struct{}, 1)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	addr := s.Addrs()["PLAINTEXT"].String()
+	for i := range 2 {
+		if err := roundTrip(t, dial(t, addr), int32(i), 5*time.Second); err != nil {
+			t.Fatalf("connection %d of max.connections=2 not served: %v", i, err)
 		}
 	}
 }

@@ -146,18 +146,8 @@ func (s *Server) accept(l *listener) {
 	defer s.wg.Done()
 	var backoff time.Duration
 	for {
-		// max.connections: wait for a free slot before accepting, as
-		// Kafka's acceptor does; meanwhile clients wait in the backlog.
-		if !s.quotas.reserve(s.ctx, l.cfg.Name) {
-			return
-		}
-		if !s.quotas.awaitCreationRate(s.ctx, l.cfg.Name) {
-			s.quotas.release()
-			return
-		}
 		nc, err := l.ln.Accept()
 		if err != nil {
-			s.quotas.release()
 			if errors.Is(err, net.ErrClosed) || s.ctx.Err() != nil {
 				return
 			}
@@ -173,6 +163,20 @@ func (s *Server) accept(l *listener) {
 			continue
 		}
 		backoff = 0
+		// max.connections, then max.connection.creation.rate: the accepted
+		// connection waits, unserved, for a slot and for the rate, as in
+		// Kafka's ConnectionQuotas.inc; the listener accepts no other
+		// meanwhile. Waiting after Accept rather than before keeps an idle
+		// listener from holding a slot no connection uses.
+		if !s.quotas.reserve(s.ctx, l.cfg.Name) {
+			nc.Close()
+			return
+		}
+		if !s.quotas.awaitCreationRate(s.ctx, l.cfg.Name) {
+			s.quotas.release()
+			nc.Close()
+			return
+		}
 		ip, ok := s.quotas.admit(nc.RemoteAddr())
 		if !ok {
 			// Kafka's TooManyConnectionsException: closed at once.
