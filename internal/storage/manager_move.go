@@ -99,7 +99,7 @@ func (m *Manager) MoveLog(tp TopicPartition, dest string) (*Log, error) {
 	m.mu.moves[tp] = progress
 	m.mu.Unlock()
 
-	nl, err := m.moveLog(tp, l, src, d, progress)
+	nl, retired, err := m.moveLog(tp, l, src, d, progress)
 
 	m.mu.Lock()
 	delete(m.mu.moves, tp)
@@ -114,8 +114,13 @@ func (m *Manager) MoveLog(tp TopicPartition, dest string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Delete finds the directory gone and only drops pending segment
+	// deletions; the retired directory is removed here.
 	if derr := l.Delete(); derr != nil {
-		m.logger.Warn("removing the old directory of a moved log", "partition", tp.String(), "dir", l.Dir(), "err", derr)
+		m.logger.Warn("closing a moved log", "partition", tp.String(), "dir", l.Dir(), "err", derr)
+	}
+	if derr := os.RemoveAll(retired); derr != nil {
+		m.logger.Warn("removing the old directory of a moved log", "partition", tp.String(), "dir", retired, "err", derr)
 	}
 	for _, cd := range []*logDir{src, d} {
 		if cerr := m.writeCheckpoints(cd); cerr != nil {
@@ -129,15 +134,16 @@ func (m *Manager) MoveLog(tp TopicPartition, dest string) (*Log, error) {
 	return nl, nil
 }
 
-// moveLog copies l from src into d and opens the copy.
-func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir, progress *MoveProgress) (*Log, error) {
+// moveLog copies l from src into d and opens the copy; retired is the old
+// directory, renamed to be deleted.
+func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir, progress *MoveProgress) (nl *Log, retired string, err error) {
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	future := filepath.Join(d.path, fmt.Sprintf("%s.%s%s", tp, hex.EncodeToString(id[:]), futureDirSuffix))
 	if err := os.MkdirAll(future, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: creating %s: %v", kerr.KafkaStorageError, future, err)
+		return nil, "", fmt.Errorf("%w: creating %s: %v", kerr.KafkaStorageError, future, err)
 	}
 	cfg := l.Config()
 	rp := l.RecoveryPoint()
@@ -146,32 +152,47 @@ func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir, progress *M
 	select {
 	case m.moveSlots <- struct{}{}:
 	case <-m.stop:
-		return nil, errManagerClosed
+		return nil, "", errManagerClosed
 	}
 	moved, err := l.moveTo(d.fs, future, progress, func(n int64) { m.moveThrottle.wait(n, m.stop) })
 	<-m.moveSlots
 	if err == nil {
 		final := filepath.Join(d.path, tp.String())
 		if err = os.Rename(future, final); err == nil {
+			future = final
 			if err = syncDir(d.path); err == nil {
-				var nl *Log
-				if nl, err = Open(final, cfg, OpenOptions{
-					Topic: tp.Topic, Partition: tp.Partition, TopicID: l.TopicID(),
-					RecoveryPoint: moved.logEndOffset, LogStartOffset: moved.logStartOffset, HighWatermark: moved.highWatermark,
-					CleanShutdown: true, Logger: m.logger, FS: d.fs,
-				}); err == nil {
-					m.watchLogStart(nl, d)
-					return nl, nil
+				// The old directory is set aside before the copy is opened,
+				// so a crash from here on finds the partition in one log
+				// dir only (a "-delete" directory is removed at start).
+				if retired, err = retireDir(l.Dir(), tp); err == nil {
+					if nl, err = Open(final, cfg, OpenOptions{
+						Topic: tp.Topic, Partition: tp.Partition, TopicID: l.TopicID(),
+						RecoveryPoint: moved.logEndOffset, LogStartOffset: moved.logStartOffset, HighWatermark: moved.highWatermark,
+						CleanShutdown: true, Logger: m.logger, FS: d.fs,
+					}); err == nil {
+						m.watchLogStart(nl, d)
+						return nl, retired, nil
+					}
+				}
+				if retired != "" {
+					// Back to its name, or the copy is kept: one of the
+					// two must hold the partition.
+					rerr := os.Rename(retired, l.Dir())
+					if rerr == nil {
+						rerr = syncDir(src.path)
+					}
+					if rerr != nil {
+						return nil, "", fmt.Errorf("%w: moving %s to %s: %v; restoring %s: %v", kerr.KafkaStorageError, tp, d.path, err, l.Dir(), rerr)
+					}
 				}
 			}
-			future = final
 		}
 	}
 	if rerr := os.RemoveAll(future); rerr != nil {
 		m.logger.Error("removing a failed log copy", "dir", future, "err", rerr)
 	}
 	if !l.isClosed() {
-		return nil, fmt.Errorf("%w: moving %s to %s: %v", kerr.KafkaStorageError, tp, d.path, err)
+		return nil, "", fmt.Errorf("%w: moving %s to %s: %v", kerr.KafkaStorageError, tp, d.path, err)
 	}
 	// The copy was complete but could not be made the log: the old
 	// directory is intact (the move only read it), so it serves again.
@@ -181,13 +202,27 @@ func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir, progress *M
 		Logger: m.logger, FS: src.fs,
 	})
 	if oerr != nil {
-		return nil, fmt.Errorf("%w: moving %s to %s: %v; reopening it in %s: %v", kerr.KafkaStorageError, tp, d.path, err, src.path, oerr)
+		return nil, "", fmt.Errorf("%w: moving %s to %s: %v; reopening it in %s: %v", kerr.KafkaStorageError, tp, d.path, err, src.path, oerr)
 	}
 	m.mu.Lock()
 	m.mu.logs[tp] = old
 	m.mu.Unlock()
 	m.watchLogStart(old, src)
-	return nil, fmt.Errorf("%w: moving %s to %s: %v (it stays in %s)", kerr.KafkaStorageError, tp, d.path, err, src.path)
+	return nil, "", fmt.Errorf("%w: moving %s to %s: %v (it stays in %s)", kerr.KafkaStorageError, tp, d.path, err, src.path)
+}
+
+// retireDir renames the directory of a closed log to a "-delete" name and
+// syncs its parent, returning the new name (also with an error from the
+// sync).
+func retireDir(dir string, tp TopicPartition) (string, error) {
+	target, err := deleteDirName(dir, tp.Topic, tp.Partition)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Rename(dir, target); err != nil {
+		return "", err
+	}
+	return target, syncDir(filepath.Dir(dir))
 }
 
 // CheckMoveTarget validates dest as AlterReplicaLogDirs does (see
