@@ -37,10 +37,15 @@ func (m *Manager) StartMove(p *Partition, dest string) {
 		nl, err := m.store.MoveLog(tp, dest)
 		if err != nil {
 			m.log.Error("moving a replica to another log dir", "topic", p.Topic, "partition", p.Index, "dir", dest, "err", err)
-			return
+			// A complete copy that could not be opened leaves the old
+			// directory opened again as a new log: serve that one,
+			// the old partition's log is closed.
+			if nl = m.store.Get(tp); nl == nil {
+				return
+			}
 		}
 		if nl == p.log {
-			return // already there
+			return // already there, or the move failed with the log open
 		}
 		// Apply must not set the old partition's settings while they are
 		// copied to the new one.
@@ -59,6 +64,8 @@ func (m *Manager) StartMove(p *Partition, dest string) {
 		}
 		p.removed.Store(true)
 		p.notify()
-		m.log.Info("replica moved to another log dir", "topic", p.Topic, "partition", p.Index, "dir", dest)
+		if err == nil {
+			m.log.Info("replica moved to another log dir", "topic", p.Topic, "partition", p.Index, "dir", dest)
+		}
 	}()
 }
