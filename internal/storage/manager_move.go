@@ -191,7 +191,9 @@ func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir, progress *M
 	if rerr := os.RemoveAll(future); rerr != nil {
 		m.logger.Error("removing a failed log copy", "dir", future, "err", rerr)
 	}
-	if !l.isClosed() {
+	// A log closed because its dir went offline (takeOffline) stays
+	// closed: it is not reopened in the failed dir.
+	if !l.isClosed() || src.offline.Load() {
 		return nil, "", fmt.Errorf("%w: moving %s to %s: %v", kerr.KafkaStorageError, tp, d.path, err)
 	}
 	// The copy was complete but could not be made the log: the old
