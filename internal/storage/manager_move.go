@@ -114,13 +114,16 @@ func (m *Manager) MoveLog(tp TopicPartition, dest string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Delete finds the directory gone and only drops pending segment
-	// deletions; the retired directory is removed here.
+	// Delete drops pending segment deletions and finds the directory gone
+	// (or, if it could not be set aside, tries again to remove it); the
+	// retired directory is removed here.
 	if derr := l.Delete(); derr != nil {
 		m.logger.Warn("closing a moved log", "partition", tp.String(), "dir", l.Dir(), "err", derr)
 	}
-	if derr := os.RemoveAll(retired); derr != nil {
-		m.logger.Warn("removing the old directory of a moved log", "partition", tp.String(), "dir", retired, "err", derr)
+	if retired != "" {
+		if derr := os.RemoveAll(retired); derr != nil {
+			m.logger.Warn("removing the old directory of a moved log", "partition", tp.String(), "dir", retired, "err", derr)
+		}
 	}
 	for _, cd := range []*logDir{src, d} {
 		if cerr := m.writeCheckpoints(cd); cerr != nil {
@@ -135,7 +138,7 @@ func (m *Manager) MoveLog(tp TopicPartition, dest string) (*Log, error) {
 }
 
 // moveLog copies l from src into d and opens the copy; retired is the old
-// directory, renamed to be deleted.
+// directory, renamed to be deleted ("" if it could not be).
 func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir, progress *MoveProgress) (nl *Log, retired string, err error) {
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
@@ -163,16 +166,20 @@ func (m *Manager) moveLog(tp TopicPartition, l *Log, src, d *logDir, progress *M
 			if err = syncDir(d.path); err == nil {
 				// The old directory is set aside before the copy is opened,
 				// so a crash from here on finds the partition in one log
-				// dir only (a "-delete" directory is removed at start).
-				if retired, err = retireDir(l.Dir(), tp); err == nil {
-					if nl, err = Open(final, cfg, OpenOptions{
-						Topic: tp.Topic, Partition: tp.Partition, TopicID: l.TopicID(),
-						RecoveryPoint: moved.logEndOffset, LogStartOffset: moved.logStartOffset, HighWatermark: moved.highWatermark,
-						CleanShutdown: true, Logger: m.logger, FS: d.fs,
-					}); err == nil {
-						m.watchLogStart(nl, d)
-						return nl, retired, nil
-					}
+				// dir only (a "-delete" directory is removed at start). If
+				// that fails the copy, complete and synced, still takes
+				// over: the old directory is left for the operator.
+				var rerr error
+				if retired, rerr = retireDir(l.Dir(), tp); rerr != nil {
+					m.logger.Error("setting aside the old directory of a moved log", "partition", tp.String(), "dir", l.Dir(), "err", rerr)
+				}
+				if nl, err = Open(final, cfg, OpenOptions{
+					Topic: tp.Topic, Partition: tp.Partition, TopicID: l.TopicID(),
+					RecoveryPoint: moved.logEndOffset, LogStartOffset: moved.logStartOffset, HighWatermark: moved.highWatermark,
+					CleanShutdown: true, Logger: m.logger, FS: d.fs,
+				}); err == nil {
+					m.watchLogStart(nl, d)
+					return nl, retired, nil
 				}
 				if retired != "" {
 					// Back to its name, or the copy is kept: one of the
