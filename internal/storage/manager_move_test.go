@@ -88,6 +88,9 @@ func TestMoveLogUnderLoad(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d1, tp.String())); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("old directory still there: %v", err)
 	}
+	if left, _ := filepath.Glob(filepath.Join(d1, tp.String()+".*")); len(left) != 0 {
+		t.Fatalf("old directory left under another name: %v", left)
+	}
 	if nl.TopicID() != [16]byte{7} || nl.LogStartOffset() != 0 || nl.HighWatermark() < 150 {
 		t.Fatalf("moved log: topic id %x, log start %d, high watermark %d", nl.TopicID(), nl.LogStartOffset(), nl.HighWatermark())
 	}
