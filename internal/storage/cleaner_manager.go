@@ -224,6 +224,29 @@ func (c *logCleaner) writeCheckpoint(d *logDir) error {
 	return WriteOffsetCheckpoint(filepath.Join(d.path, CleanerCheckpointFile), cp)
 }
 
+// moveDir carries a moved log's cleaner checkpoint from its old log dir to
+// its new one (Kafka's alterCheckpointDir), so the moved log is not
+// compacted again from its start. The new dir's file is written first.
+func (c *logCleaner) moveDir(tp TopicPartition, from, to *logDir) error {
+	c.mu.Lock()
+	off, had := c.mu.checkpoints[from][tp]
+	if had {
+		delete(c.mu.checkpoints[from], tp)
+		if c.mu.checkpoints[to] == nil {
+			c.mu.checkpoints[to] = map[TopicPartition]int64{}
+		}
+		c.mu.checkpoints[to][tp] = off
+	}
+	c.mu.Unlock()
+	if !had {
+		return nil
+	}
+	if err := c.writeCheckpoint(to); err != nil {
+		return err
+	}
+	return c.writeCheckpoint(from)
+}
+
 // forget drops a deleted partition's cleaner state.
 func (c *logCleaner) forget(tp TopicPartition, d *logDir) error {
 	c.mu.Lock()

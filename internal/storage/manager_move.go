@@ -130,8 +130,8 @@ func (m *Manager) MoveLog(tp TopicPartition, dest string) (*Log, error) {
 			m.logger.Error("writing checkpoints after a log move", "dir", cd.path, "err", cerr)
 		}
 	}
-	if cerr := m.cleaner.forget(tp, src); cerr != nil {
-		m.logger.Warn("forgetting the cleaner offset of a moved log", "partition", tp.String(), "err", cerr)
+	if cerr := m.cleaner.moveDir(tp, src, d); cerr != nil {
+		m.logger.Warn("moving the cleaner offset of a moved log", "partition", tp.String(), "err", cerr)
 	}
 	m.logger.Info("moved log to another log dir", "partition", tp.String(), "from", src.path, "to", d.path)
 	return nl, nil

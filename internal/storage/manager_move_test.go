@@ -154,3 +154,47 @@ func TestMoveLogRefusals(t *testing.T) {
 		t.Fatalf("move to the dir it is in: %v (same log: %v)", err, same == l)
 	}
 }
+
+// TestMoveLogKeepsCleanerCheckpoint: the moved log's cleaner checkpoint
+// moves with it to the new dir's cleaner-offset-checkpoint.
+func TestMoveLogKeepsCleanerCheckpoint(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	m := openTestManager(t, d1, d2)
+	tp := TopicPartition{Topic: "t", Partition: 0}
+	if err := m.PreferDir(tp, d1); err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.GetOrCreate(tp, [16]byte{7}, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		mustAppend(t, l, simple(2, 10, 1), 1)
+	}
+	src := m.dirByPath(d1)
+	m.cleaner.mu.Lock()
+	m.cleaner.mu.checkpoints[src][tp] = 6
+	m.cleaner.mu.Unlock()
+	if err := m.cleaner.writeCheckpoint(src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.MoveLog(tp, d2); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.CleanerCheckpoint(tp); got != 6 {
+		t.Fatalf("cleaner checkpoint after the move: %d, want 6", got)
+	}
+	for dir, want := range map[string]int64{d1: -1, d2: 6} {
+		cp, err := ReadOffsetCheckpoint(filepath.Join(dir, CleanerCheckpointFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := cp[tp]
+		if !ok {
+			got = -1
+		}
+		if got != want {
+			t.Fatalf("%s in %s: %d, want %d (-1: none)", CleanerCheckpointFile, dir, got, want)
+		}
+	}
+}
