@@ -162,7 +162,7 @@ func (c *logCleaner) pickFilthiest(nowMs int64) (cleanerCandidate, bool) {
 	return best, found
 }
 
-// cleanFilthiestLog cleans at most one log and reports whether it did;
+// cleanFilthiestLog cleans at most one log and reports whether it did.
 func (c *logCleaner) cleanFilthiestLog(now time.Time, stop <-chan struct{}) (bool, error) {
 	nowMs := now.UnixMilli()
 	c.pickMu.Lock()
