@@ -30,11 +30,16 @@ func (m *Manager) applyMoveThrottle(dynamic map[string]string) {
 // removed partition (NOT_LEADER_OR_FOLLOWER), and retry on the new one; the
 // log, its high watermark and its producer state move whole, so nothing
 // acknowledged is lost and idempotent retries are recognised. It returns
-// at once; the caller has validated dest (storage.Manager.CheckMoveTarget).
-func (m *Manager) StartMove(p *Partition, dest string) {
+// once the move is registered (storage.Manager.Moving reports it), or with
+// the error that refuses it.
+func (m *Manager) StartMove(p *Partition, dest string) error {
 	tp := storage.TopicPartition{Topic: p.Topic, Partition: p.Index}
+	run, err := m.store.BeginMove(tp, dest)
+	if err != nil {
+		return err
+	}
 	go func() {
-		nl, err := m.store.MoveLog(tp, dest)
+		nl, err := run()
 		if err != nil {
 			m.log.Error("moving a replica to another log dir", "topic", p.Topic, "partition", p.Index, "dir", dest, "err", err)
 			// A complete copy that could not be opened leaves the old
@@ -68,4 +73,5 @@ func (m *Manager) StartMove(p *Partition, dest string) {
 			m.log.Info("replica moved to another log dir", "topic", p.Topic, "partition", p.Index, "dir", dest)
 		}
 	}()
+	return nil
 }

@@ -73,32 +73,44 @@ func (m *Manager) PreferDir(tp TopicPartition, dest string) error {
 // fails the log stays where it was, open; if opening the copy fails, the
 // old directory (which the copy never touched) is opened again.
 func (m *Manager) MoveLog(tp TopicPartition, dest string) (*Log, error) {
+	run, err := m.BeginMove(tp, dest)
+	if err != nil {
+		return nil, err
+	}
+	return run()
+}
+
+// BeginMove is the first step of MoveLog: it validates the move and
+// registers it (Moving reports it from then on, as Kafka's future log
+// exists once AlterReplicaLogDirs answers), and returns the rest of the
+// move, which the caller must run (in the background).
+func (m *Manager) BeginMove(tp TopicPartition, dest string) (run func() (*Log, error), err error) {
 	d, err := m.checkMoveTarget(dest)
 	if err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	l, src := m.mu.logs[tp], m.mu.dirOf[tp]
 	switch {
 	case m.mu.closed:
-		m.mu.Unlock()
 		return nil, errManagerClosed
 	case l == nil:
-		m.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s is not open here", kerr.ReplicaNotAvailable, tp)
 	case src == d:
-		m.mu.Unlock()
-		return l, nil
+		return func() (*Log, error) { return l, nil }, nil
 	case m.mu.opening[tp] != nil:
-		m.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s is already being moved, opened or deleted", kerr.ReplicaNotAvailable, tp)
 	}
 	p := &pendingChange{dir: d, done: make(chan struct{})}
 	m.mu.opening[tp] = p
 	progress := &MoveProgress{Dir: d.path}
 	m.mu.moves[tp] = progress
-	m.mu.Unlock()
+	return func() (*Log, error) { return m.runMove(tp, l, src, d, p, progress) }, nil
+}
 
+// runMove is the rest of MoveLog, once BeginMove has registered it.
+func (m *Manager) runMove(tp TopicPartition, l *Log, src, d *logDir, p *pendingChange, progress *MoveProgress) (*Log, error) {
 	nl, retired, err := m.moveLog(tp, l, src, d, progress)
 
 	m.mu.Lock()

@@ -198,3 +198,37 @@ func TestMoveLogKeepsCleanerCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestBeginMoveRegistersAtOnce: once BeginMove returns, the move is
+// reported (DescribeLogDirs' future replica) and a second one is refused,
+// before any byte is copied.
+func TestBeginMoveRegistersAtOnce(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	m := openTestManager(t, d1, d2)
+	tp := TopicPartition{Topic: "t", Partition: 0}
+	if err := m.PreferDir(tp, d1); err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.GetOrCreate(tp, [16]byte{7}, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, simple(2, 10, 1), 1)
+	run, err := m.BeginMove(tp, d2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mv := m.Moving(tp); mv == nil || mv.Dir != d2 {
+		t.Fatalf("after BeginMove: progress %+v, want a move to %s", mv, d2)
+	}
+	if _, err := m.BeginMove(tp, d2); !errors.Is(err, kerr.ReplicaNotAvailable) {
+		t.Fatalf("second move: %v, want REPLICA_NOT_AVAILABLE", err)
+	}
+	nl, err := run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Moving(tp) != nil || m.DirOf(tp) != d2 || nl.LogEndOffset() != 2 {
+		t.Fatalf("after the move: moving %v, dir %s, log end %d", m.Moving(tp), m.DirOf(tp), nl.LogEndOffset())
+	}
+}
