@@ -74,6 +74,5 @@ func (b *Broker) alterReplicaLogDir(store *storage.Manager, topic string, index 
 		// first and the request can be repeated then.
 		return kerr.ReplicaNotAvailable
 	}
-	b.partitions.StartMove(p, dir)
-	return nil
+	return b.partitions.StartMove(p, dir)
 }

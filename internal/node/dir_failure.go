@@ -1,14 +1,13 @@
 package node
 
 import (
-	"github.com/vltava/vltava/internal/controller/rules"
-
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/vltava/vltava/internal/controller"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/storage"
@@ -46,10 +45,10 @@ func (n *Node) storageFS() vfs.FS {
 
 // handleDirFailure takes a failed log dir's partitions out of service and
 // has the next heartbeat report it (for a dir offline since start, it is
-// called again for each assigned partition not found elsewhere). With every log dir failed, or the one
-// holding the metadata log, the broker cannot go on and halts (Kafka's
-// behaviour; its partitions' leadership then moves when its session
-// expires).
+// called again for each assigned partition not found elsewhere). With
+// every log dir failed, or the one holding the metadata log, the broker
+// cannot go on and halts (Kafka's behaviour; its partitions' leadership
+// then moves when its session expires).
 func (n *Node) handleDirFailure(dir string, tps []storage.TopicPartition, all bool) {
 	if all || filepath.Clean(dir) == filepath.Clean(n.cfg.MetadataLogDir) {
 		n.log.Error("shutting down: no usable log dir is left (or the metadata log's failed)", "dir", dir, "all_dirs_offline", all)

@@ -30,17 +30,27 @@ func (m *Manager) applyMoveThrottle(dynamic map[string]string) {
 // removed partition (NOT_LEADER_OR_FOLLOWER), and retry on the new one; the
 // log, its high watermark and its producer state move whole, so nothing
 // acknowledged is lost and idempotent retries are recognised. It returns
-// at once; the caller has validated dest (storage.Manager.CheckMoveTarget).
-func (m *Manager) StartMove(p *Partition, dest string) {
+// once the move is registered (storage.Manager.Moving reports it), or with
+// the error that refuses it.
+func (m *Manager) StartMove(p *Partition, dest string) error {
 	tp := storage.TopicPartition{Topic: p.Topic, Partition: p.Index}
+	run, err := m.store.BeginMove(tp, dest)
+	if err != nil {
+		return err
+	}
 	go func() {
-		nl, err := m.store.MoveLog(tp, dest)
+		nl, err := run()
 		if err != nil {
 			m.log.Error("moving a replica to another log dir", "topic", p.Topic, "partition", p.Index, "dir", dest, "err", err)
-			return
+			// A complete copy that could not be opened leaves the old
+			// directory opened again as a new log: serve that one,
+			// the old partition's log is closed.
+			if nl = m.store.Get(tp); nl == nil {
+				return
+			}
 		}
 		if nl == p.log {
-			return // already there
+			return // already there, or the move failed with the log open
 		}
 		// Apply must not set the old partition's settings while they are
 		// copied to the new one.
@@ -59,6 +69,9 @@ func (m *Manager) StartMove(p *Partition, dest string) {
 		}
 		p.removed.Store(true)
 		p.notify()
-		m.log.Info("replica moved to another log dir", "topic", p.Topic, "partition", p.Index, "dir", dest)
+		if err == nil {
+			m.log.Info("replica moved to another log dir", "topic", p.Topic, "partition", p.Index, "dir", dest)
+		}
 	}()
+	return nil
 }

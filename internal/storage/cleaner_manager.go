@@ -162,7 +162,7 @@ func (c *logCleaner) pickFilthiest(nowMs int64) (cleanerCandidate, bool) {
 	return best, found
 }
 
-// cleanFilthiestLog cleans at most one log and reports whether it did;
+// cleanFilthiestLog cleans at most one log and reports whether it did.
 func (c *logCleaner) cleanFilthiestLog(now time.Time, stop <-chan struct{}) (bool, error) {
 	nowMs := now.UnixMilli()
 	c.pickMu.Lock()
@@ -222,6 +222,29 @@ func (c *logCleaner) writeCheckpoint(d *logDir) error {
 	}
 	c.mu.Unlock()
 	return WriteOffsetCheckpoint(filepath.Join(d.path, CleanerCheckpointFile), cp)
+}
+
+// moveDir carries a moved log's cleaner checkpoint from its old log dir to
+// its new one (Kafka's alterCheckpointDir), so the moved log is not
+// compacted again from its start. The new dir's file is written first.
+func (c *logCleaner) moveDir(tp TopicPartition, from, to *logDir) error {
+	c.mu.Lock()
+	off, had := c.mu.checkpoints[from][tp]
+	if had {
+		delete(c.mu.checkpoints[from], tp)
+		if c.mu.checkpoints[to] == nil {
+			c.mu.checkpoints[to] = map[TopicPartition]int64{}
+		}
+		c.mu.checkpoints[to][tp] = off
+	}
+	c.mu.Unlock()
+	if !had {
+		return nil
+	}
+	if err := c.writeCheckpoint(to); err != nil {
+		return err
+	}
+	return c.writeCheckpoint(from)
 }
 
 // forget drops a deleted partition's cleaner state.

@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"github.com/vltava/vltava/internal/storage/vfs"
 	"io"
 	"log/slog"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/storage/vfs"
 )
 
 // Cleaned segments reach the log in three steps, as in Kafka's

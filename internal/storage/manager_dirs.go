@@ -55,11 +55,16 @@ type DirInfo struct {
 	TotalBytes, UsableBytes int64 // -1 when unknown
 }
 
-// Dirs describes the log dirs, in log.dirs order.
+// Dirs describes the log dirs, in log.dirs order. An offline dir's space is
+// unknown (-1, as Kafka answers for it), not what it was when it failed.
 func (m *Manager) Dirs() []DirInfo {
 	out := make([]DirInfo, 0, len(m.dirs))
 	for _, d := range m.dirs {
-		out = append(out, DirInfo{Path: d.path, Offline: d.offline.Load(), TotalBytes: d.totalBytes.Load(), UsableBytes: d.usableBytes.Load()})
+		info := DirInfo{Path: d.path, TotalBytes: -1, UsableBytes: -1}
+		if info.Offline = d.offline.Load(); !info.Offline {
+			info.TotalBytes, info.UsableBytes = d.totalBytes.Load(), d.usableBytes.Load()
+		}
+		out = append(out, info)
 	}
 	return out
 }

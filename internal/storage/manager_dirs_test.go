@@ -108,6 +108,9 @@ func TestWriteErrorTakesOnlyItsDirOffline(t *testing.T) {
 		if d.Offline != (d.Path == bad) {
 			t.Fatalf("dir %s offline=%v", d.Path, d.Offline)
 		}
+		if d.Offline && (d.TotalBytes != -1 || d.UsableBytes != -1) {
+			t.Fatalf("offline dir %s: total %d usable %d bytes, want -1 (unknown)", d.Path, d.TotalBytes, d.UsableBytes)
+		}
 	}
 	// The failed dir's other partition is closed too, and none of them
 	// comes back in a healthy dir.

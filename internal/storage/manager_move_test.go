@@ -88,6 +88,9 @@ func TestMoveLogUnderLoad(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d1, tp.String())); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("old directory still there: %v", err)
 	}
+	if left, _ := filepath.Glob(filepath.Join(d1, tp.String()+".*")); len(left) != 0 {
+		t.Fatalf("old directory left under another name: %v", left)
+	}
 	if nl.TopicID() != [16]byte{7} || nl.LogStartOffset() != 0 || nl.HighWatermark() < 150 {
 		t.Fatalf("moved log: topic id %x, log start %d, high watermark %d", nl.TopicID(), nl.LogStartOffset(), nl.HighWatermark())
 	}
@@ -149,5 +152,83 @@ func TestMoveLogRefusals(t *testing.T) {
 	same, err := m.MoveLog(tp, m.DirOf(tp))
 	if err != nil || same != l {
 		t.Fatalf("move to the dir it is in: %v (same log: %v)", err, same == l)
+	}
+}
+
+// TestMoveLogKeepsCleanerCheckpoint: the moved log's cleaner checkpoint
+// moves with it to the new dir's cleaner-offset-checkpoint.
+func TestMoveLogKeepsCleanerCheckpoint(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	m := openTestManager(t, d1, d2)
+	tp := TopicPartition{Topic: "t", Partition: 0}
+	if err := m.PreferDir(tp, d1); err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.GetOrCreate(tp, [16]byte{7}, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		mustAppend(t, l, simple(2, 10, 1), 1)
+	}
+	src := m.dirByPath(d1)
+	m.cleaner.mu.Lock()
+	m.cleaner.mu.checkpoints[src][tp] = 6
+	m.cleaner.mu.Unlock()
+	if err := m.cleaner.writeCheckpoint(src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.MoveLog(tp, d2); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.CleanerCheckpoint(tp); got != 6 {
+		t.Fatalf("cleaner checkpoint after the move: %d, want 6", got)
+	}
+	for dir, want := range map[string]int64{d1: -1, d2: 6} {
+		cp, err := ReadOffsetCheckpoint(filepath.Join(dir, CleanerCheckpointFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := cp[tp]
+		if !ok {
+			got = -1
+		}
+		if got != want {
+			t.Fatalf("%s in %s: %d, want %d (-1: none)", CleanerCheckpointFile, dir, got, want)
+		}
+	}
+}
+
+// TestBeginMoveRegistersAtOnce: once BeginMove returns, the move is
+// reported (DescribeLogDirs' future replica) and a second one is refused,
+// before any byte is copied.
+func TestBeginMoveRegistersAtOnce(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	m := openTestManager(t, d1, d2)
+	tp := TopicPartition{Topic: "t", Partition: 0}
+	if err := m.PreferDir(tp, d1); err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.GetOrCreate(tp, [16]byte{7}, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, simple(2, 10, 1), 1)
+	run, err := m.BeginMove(tp, d2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mv := m.Moving(tp); mv == nil || mv.Dir != d2 {
+		t.Fatalf("after BeginMove: progress %+v, want a move to %s", mv, d2)
+	}
+	if _, err := m.BeginMove(tp, d2); !errors.Is(err, kerr.ReplicaNotAvailable) {
+		t.Fatalf("second move: %v, want REPLICA_NOT_AVAILABLE", err)
+	}
+	nl, err := run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Moving(tp) != nil || m.DirOf(tp) != d2 || nl.LogEndOffset() != 2 {
+		t.Fatalf("after the move: moving %v, dir %s, log end %d", m.Moving(tp), m.DirOf(tp), nl.LogEndOffset())
 	}
 }
