@@ -429,7 +429,11 @@ func (g *Group) consumerHeartbeatLocked(req ConsumerHeartbeatRequest, re *regexp
 	}
 
 	topics := g.c.topicsSnapshot()
-	subs := cg.subscription(topics, m, "")
+	var removed string
+	if replaced != nil {
+		removed = replaced.id
+	}
+	subs := cg.subscription(topics, m, removed)
 	if cg.subscribedKnown && !maps.Equal(subs, cg.subscribed) {
 		bump = true
 	}
@@ -452,7 +456,7 @@ func (g *Group) consumerHeartbeatLocked(req ConsumerHeartbeatRequest, re *regexp
 	}
 	if epoch > targetEpoch {
 		var changed []string
-		target, changed = cg.computeTarget(g.c.cfg.ConsumerAssignors, subs, m, target)
+		target, changed = cg.computeTarget(g.c.cfg.ConsumerAssignors, subs, m, removed, target)
 		targetEpoch = epoch
 		for _, id := range changed {
 			recs = append(recs, targetMemberRecord(g.id, id, target[id]))
@@ -605,12 +609,15 @@ func memberTopics(m *consumerMember, subs map[string]topicMeta) []metadata.Uuid 
 }
 
 // computeTarget runs the group's assignor over its members (override in
-// place of the member of the same id) and returns the new target and the
-// members whose target changed.
-func (cg *consumerGroup) computeTarget(configured []string, subs map[string]topicMeta, override *consumerMember, prev map[string]assignment) (map[string]assignment, []string) {
+// place of the member of the same id, without the member removed: a static
+// member's old incarnation) and returns the new target and the members
+// whose target changed.
+func (cg *consumerGroup) computeTarget(configured []string, subs map[string]topicMeta, override *consumerMember, removed string, prev map[string]assignment) (map[string]assignment, []string) {
 	members := map[string]*consumerMember{}
 	for id, m := range cg.members {
-		members[id] = m
+		if id != removed {
+			members[id] = m
+		}
 	}
 	if override != nil {
 		members[override.id] = override

@@ -346,10 +346,11 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 	}
 	owned := namedToAssignment(topics, named)
 
-	subs := cg.subscription(topics, m, "")
+	var removed string
 	if replaced != nil {
-		subs = cg.subscription(topics, m, replaced.id)
+		removed = replaced.id
 	}
+	subs := cg.subscription(topics, m, removed)
 	if cg.subscribedKnown && !maps.Equal(subs, cg.subscribed) {
 		bump = true
 	}
@@ -366,7 +367,7 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 	}
 	if epoch > targetEpoch {
 		var changed []string
-		target, changed = cg.computeTargetWithout(g.c.cfg.ConsumerAssignors, subs, m, target, replaced)
+		target, changed = cg.computeTarget(g.c.cfg.ConsumerAssignors, subs, m, removed, target)
 		targetEpoch = epoch
 		for _, mid := range changed {
 			recs = append(recs, targetMemberRecord(g.id, mid, target[mid]))
@@ -415,19 +416,6 @@ func (cg *consumerGroup) supportsClassicProtocols(memberID string, protocols []P
 		}
 	}
 	return false
-}
-
-// computeTargetWithout is computeTarget with the replaced member (a static
-// member's old incarnation) left out.
-func (cg *consumerGroup) computeTargetWithout(configured []string, subs map[string]topicMeta, override *consumerMember, prev map[string]assignment, replaced *consumerMember) (map[string]assignment, []string) {
-	if replaced == nil {
-		return cg.computeTarget(configured, subs, override, prev)
-	}
-	saved := cg.members
-	cg.members = maps.Clone(saved)
-	delete(cg.members, replaced.id)
-	defer func() { cg.members = saved }()
-	return cg.computeTarget(configured, subs, override, prev)
 }
 
 // classicMemberLocked finds a classic member of the consumer group.
