@@ -464,11 +464,7 @@ func (g *Group) consumerHeartbeatLocked(req ConsumerHeartbeatRequest, re *regexp
 		recs = append(recs, targetEpochRecord(g.id, targetEpoch))
 	}
 	before := m.cloneState()
-	ownedByOther := func(ref partitionRef) bool {
-		o, ok := cg.owners[ref]
-		return ok && o != m.id && (replaced == nil || o != replaced.id)
-	}
-	reconcile(m, target[m.id], targetEpoch, ownedByOther, owned)
+	reconcile(m, target[m.id], targetEpoch, cg.ownedByOther(m, replaced), owned)
 	if req.MemberEpoch == 0 || m.epoch != before.epoch || m.state != before.state ||
 		!m.assigned.equal(before.assigned) || !m.revoking.equal(before.revoking) {
 		recs = append(recs, currentAssignmentRecord(g.id, m))
@@ -477,15 +473,7 @@ func (g *Group) consumerHeartbeatLocked(req ConsumerHeartbeatRequest, re *regexp
 		return fail(err)
 	}
 
-	// Appended: make it the state.
-	if replaced != nil {
-		cg.remove(replaced)
-	}
-	cg.epoch, cg.subscribed, cg.subscribedKnown = epoch, subs, true
-	cg.target, cg.assignmentEpoch = target, targetEpoch
-	cg.install(m, old)
-	g.scheduleConsumerSessionLocked(m)
-	g.scheduleRevocationLocked(m, old)
+	g.commitMemberLocked(m, old, replaced, epoch, subs, target, targetEpoch)
 	g.syncConsumerStateLocked()
 
 	res := ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch}
@@ -606,6 +594,31 @@ func memberTopics(m *consumerMember, subs map[string]topicMeta) []metadata.Uuid 
 		}
 	}
 	return ids
+}
+
+// ownedByOther reports whether a partition is owned by a member other than
+// m and the static incarnation m replaces.
+func (cg *consumerGroup) ownedByOther(m, replaced *consumerMember) func(partitionRef) bool {
+	return func(ref partitionRef) bool {
+		o, ok := cg.owners[ref]
+		return ok && o != m.id && (replaced == nil || o != replaced.id)
+	}
+}
+
+// commitMemberLocked makes an appended update of member m (old before it,
+// nil for a new member) the group's state: the static incarnation it
+// replaced goes, and the group takes the new epoch, subscriptions and
+// target.
+func (g *Group) commitMemberLocked(m, old, replaced *consumerMember, epoch int32, subs map[string]topicMeta, target map[string]assignment, targetEpoch int32) {
+	cg := g.mu.consumer
+	if replaced != nil {
+		cg.remove(replaced)
+	}
+	cg.epoch, cg.subscribed, cg.subscribedKnown = epoch, subs, true
+	cg.target, cg.assignmentEpoch = target, targetEpoch
+	cg.install(m, old)
+	g.scheduleConsumerSessionLocked(m)
+	g.scheduleRevocationLocked(m, old)
 }
 
 // computeTarget runs the group's assignor over its members (override in

@@ -374,23 +374,12 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 		}
 		recs = append(recs, targetEpochRecord(g.id, targetEpoch))
 	}
-	ownedByOther := func(ref partitionRef) bool {
-		o, ok := cg.owners[ref]
-		return ok && o != m.id && (replaced == nil || o != replaced.id)
-	}
-	reconcile(m, target[m.id], targetEpoch, ownedByOther, owned)
+	reconcile(m, target[m.id], targetEpoch, cg.ownedByOther(m, replaced), owned)
 	recs = append(recs, currentAssignmentRecord(g.id, m))
 	if err := g.c.appendRecords(g.partition, recs); err != nil {
 		return fail(err)
 	}
-	if replaced != nil {
-		cg.remove(replaced)
-	}
-	cg.epoch, cg.subscribed, cg.subscribedKnown = epoch, subs, true
-	cg.target, cg.assignmentEpoch = target, targetEpoch
-	cg.install(m, old)
-	g.scheduleConsumerSessionLocked(m)
-	g.scheduleRevocationLocked(m, old)
+	g.commitMemberLocked(m, old, replaced, epoch, subs, target, targetEpoch)
 	g.scheduleClassicWaitLocked(m, awaitSync)
 	g.syncConsumerStateLocked()
 	return JoinResult{MemberID: m.id, Generation: m.epoch, ProtocolType: consumerProtocolType, ProtocolName: protocolName}
