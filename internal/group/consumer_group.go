@@ -454,15 +454,7 @@ func (g *Group) consumerHeartbeatLocked(req ConsumerHeartbeatRequest, re *regexp
 			recs = append(recs, targetMemberRecord(g.id, m.id, t))
 		}
 	}
-	if epoch > targetEpoch {
-		var changed []string
-		target, changed = cg.computeTarget(g.c.cfg.ConsumerAssignors, subs, m, removed, target)
-		targetEpoch = epoch
-		for _, id := range changed {
-			recs = append(recs, targetMemberRecord(g.id, id, target[id]))
-		}
-		recs = append(recs, targetEpochRecord(g.id, targetEpoch))
-	}
+	recs, target, targetEpoch = g.retargetLocked(recs, epoch, subs, m, removed, target, targetEpoch)
 	before := m.cloneState()
 	reconcile(m, target[m.id], targetEpoch, cg.ownedByOther(m, replaced), owned)
 	if req.MemberEpoch == 0 || m.epoch != before.epoch || m.state != before.state ||
@@ -603,6 +595,21 @@ func (cg *consumerGroup) ownedByOther(m, replaced *consumerMember) func(partitio
 		o, ok := cg.owners[ref]
 		return ok && o != m.id && (replaced == nil || o != replaced.id)
 	}
+}
+
+// retargetLocked recomputes the target, with m's update (and without the
+// member removed), when the group epoch has passed the assignment epoch,
+// appending the changed members' target records and the new assignment
+// epoch to recs.
+func (g *Group) retargetLocked(recs []kv, epoch int32, subs map[string]topicMeta, m *consumerMember, removed string, target map[string]assignment, targetEpoch int32) ([]kv, map[string]assignment, int32) {
+	if epoch <= targetEpoch {
+		return recs, target, targetEpoch
+	}
+	target, changed := g.mu.consumer.computeTarget(g.c.cfg.ConsumerAssignors, subs, m, removed, target)
+	for _, id := range changed {
+		recs = append(recs, targetMemberRecord(g.id, id, target[id]))
+	}
+	return append(recs, targetEpochRecord(g.id, epoch)), target, epoch
 }
 
 // commitMemberLocked makes an appended update of member m (old before it,

@@ -365,15 +365,7 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 		target = maps.Clone(target)
 		delete(target, replaced.id)
 	}
-	if epoch > targetEpoch {
-		var changed []string
-		target, changed = cg.computeTarget(g.c.cfg.ConsumerAssignors, subs, m, removed, target)
-		targetEpoch = epoch
-		for _, mid := range changed {
-			recs = append(recs, targetMemberRecord(g.id, mid, target[mid]))
-		}
-		recs = append(recs, targetEpochRecord(g.id, targetEpoch))
-	}
+	recs, target, targetEpoch = g.retargetLocked(recs, epoch, subs, m, removed, target, targetEpoch)
 	reconcile(m, target[m.id], targetEpoch, cg.ownedByOther(m, replaced), owned)
 	recs = append(recs, currentAssignmentRecord(g.id, m))
 	if err := g.c.appendRecords(g.partition, recs); err != nil {
