@@ -93,24 +93,27 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 }
 
 // ensureOffsetsTopic creates __consumer_offsets if it does not exist and
-// makes sure the coordinator leads (and loads) its partitions led here.
-// Concurrent callers share one creation (the auto-creation singleflight,
-// keyed by the topic's name); no lock is held across the controller call.
+// then makes sure the coordinator leads (and loads) its partitions led
+// here. Concurrent callers share one creation (the auto-creation
+// singleflight, keyed by the topic's name); no lock is held across the
+// controller call. Once the topic exists the node's image listener keeps
+// the coordinator current, so a FindCoordinator does no more.
 func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
-	if _, ok := b.meta.Image().Topic(metadata.ConsumerOffsetsTopic); !ok {
-		done := b.autoCreates.DoChan(metadata.ConsumerOffsetsTopic, func() (any, error) {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
-			defer cancel()
-			return nil, b.createOffsetsTopic(cctx)
-		})
-		select {
-		case r := <-done:
-			if r.Err != nil {
-				return r.Err
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("%w: waiting for %s to be created: %v", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, ctx.Err())
+	if _, ok := b.meta.Image().Topic(metadata.ConsumerOffsetsTopic); ok {
+		return nil
+	}
+	done := b.autoCreates.DoChan(metadata.ConsumerOffsetsTopic, func() (any, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
+		defer cancel()
+		return nil, b.createOffsetsTopic(cctx)
+	})
+	select {
+	case r := <-done:
+		if r.Err != nil {
+			return r.Err
 		}
+	case <-ctx.Done():
+		return fmt.Errorf("%w: waiting for %s to be created: %v", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, ctx.Err())
 	}
 	b.awaitMetadata(ctx)
 	b.groups.ApplyImage(b.meta.Image())

@@ -429,7 +429,11 @@ func (g *Group) consumerHeartbeatLocked(req ConsumerHeartbeatRequest, re *regexp
 	}
 
 	topics := g.c.topicsSnapshot()
-	subs := cg.subscription(topics, m, "")
+	var removed string
+	if replaced != nil {
+		removed = replaced.id
+	}
+	subs := cg.subscription(topics, m, removed)
 	if cg.subscribedKnown && !maps.Equal(subs, cg.subscribed) {
 		bump = true
 	}
@@ -450,21 +454,9 @@ func (g *Group) consumerHeartbeatLocked(req ConsumerHeartbeatRequest, re *regexp
 			recs = append(recs, targetMemberRecord(g.id, m.id, t))
 		}
 	}
-	if epoch > targetEpoch {
-		var changed []string
-		target, changed = cg.computeTarget(g.c.cfg.ConsumerAssignors, subs, m, target)
-		targetEpoch = epoch
-		for _, id := range changed {
-			recs = append(recs, targetMemberRecord(g.id, id, target[id]))
-		}
-		recs = append(recs, targetEpochRecord(g.id, targetEpoch))
-	}
+	recs, target, targetEpoch = g.retargetLocked(recs, epoch, subs, m, removed, target, targetEpoch)
 	before := m.cloneState()
-	ownedByOther := func(ref partitionRef) bool {
-		o, ok := cg.owners[ref]
-		return ok && o != m.id && (replaced == nil || o != replaced.id)
-	}
-	reconcile(m, target[m.id], targetEpoch, ownedByOther, owned)
+	reconcile(m, target[m.id], targetEpoch, cg.ownedByOther(m, replaced), owned)
 	if req.MemberEpoch == 0 || m.epoch != before.epoch || m.state != before.state ||
 		!m.assigned.equal(before.assigned) || !m.revoking.equal(before.revoking) {
 		recs = append(recs, currentAssignmentRecord(g.id, m))
@@ -473,15 +465,7 @@ func (g *Group) consumerHeartbeatLocked(req ConsumerHeartbeatRequest, re *regexp
 		return fail(err)
 	}
 
-	// Appended: make it the state.
-	if replaced != nil {
-		cg.remove(replaced)
-	}
-	cg.epoch, cg.subscribed, cg.subscribedKnown = epoch, subs, true
-	cg.target, cg.assignmentEpoch = target, targetEpoch
-	cg.install(m, old)
-	g.scheduleConsumerSessionLocked(m)
-	g.scheduleRevocationLocked(m, old)
+	g.commitMemberLocked(m, old, replaced, epoch, subs, target, targetEpoch)
 	g.syncConsumerStateLocked()
 
 	res := ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch}
@@ -604,13 +588,56 @@ func memberTopics(m *consumerMember, subs map[string]topicMeta) []metadata.Uuid 
 	return ids
 }
 
+// ownedByOther reports whether a partition is owned by a member other than
+// m and the static incarnation m replaces.
+func (cg *consumerGroup) ownedByOther(m, replaced *consumerMember) func(partitionRef) bool {
+	return func(ref partitionRef) bool {
+		o, ok := cg.owners[ref]
+		return ok && o != m.id && (replaced == nil || o != replaced.id)
+	}
+}
+
+// retargetLocked recomputes the target, with m's update (and without the
+// member removed), when the group epoch has passed the assignment epoch,
+// appending the changed members' target records and the new assignment
+// epoch to recs.
+func (g *Group) retargetLocked(recs []kv, epoch int32, subs map[string]topicMeta, m *consumerMember, removed string, target map[string]assignment, targetEpoch int32) ([]kv, map[string]assignment, int32) {
+	if epoch <= targetEpoch {
+		return recs, target, targetEpoch
+	}
+	target, changed := g.mu.consumer.computeTarget(g.c.cfg.ConsumerAssignors, subs, m, removed, target)
+	for _, id := range changed {
+		recs = append(recs, targetMemberRecord(g.id, id, target[id]))
+	}
+	return append(recs, targetEpochRecord(g.id, epoch)), target, epoch
+}
+
+// commitMemberLocked makes an appended update of member m (old before it,
+// nil for a new member) the group's state: the static incarnation it
+// replaced goes, and the group takes the new epoch, subscriptions and
+// target.
+func (g *Group) commitMemberLocked(m, old, replaced *consumerMember, epoch int32, subs map[string]topicMeta, target map[string]assignment, targetEpoch int32) {
+	cg := g.mu.consumer
+	if replaced != nil {
+		cg.remove(replaced)
+	}
+	cg.epoch, cg.subscribed, cg.subscribedKnown = epoch, subs, true
+	cg.target, cg.assignmentEpoch = target, targetEpoch
+	cg.install(m, old)
+	g.scheduleConsumerSessionLocked(m)
+	g.scheduleRevocationLocked(m, old)
+}
+
 // computeTarget runs the group's assignor over its members (override in
-// place of the member of the same id) and returns the new target and the
-// members whose target changed.
-func (cg *consumerGroup) computeTarget(configured []string, subs map[string]topicMeta, override *consumerMember, prev map[string]assignment) (map[string]assignment, []string) {
+// place of the member of the same id, without the member removed: a static
+// member's old incarnation) and returns the new target and the members
+// whose target changed.
+func (cg *consumerGroup) computeTarget(configured []string, subs map[string]topicMeta, override *consumerMember, removed string, prev map[string]assignment) (map[string]assignment, []string) {
 	members := map[string]*consumerMember{}
 	for id, m := range cg.members {
-		members[id] = m
+		if id != removed {
+			members[id] = m
+		}
 	}
 	if override != nil {
 		members[override.id] = override

@@ -3,6 +3,7 @@ package group
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -397,5 +398,39 @@ func TestConsumerRegexSubscription(t *testing.T) {
 	r = hb("later", epoch, "new-.*", assignment{})
 	if r.Err != nil || r.MemberEpoch <= epoch || ownedAssignment(r.Assignment).size() != 3 {
 		t.Fatalf("regex new-.* after the topic: %+v", r)
+	}
+}
+
+// A static member's new incarnation that changes the subscription bumps
+// the epoch; the old incarnation takes no part in the new target, so the
+// new one alone gets every partition, also after a reload.
+func TestConsumerStaticRejoinWithNewSubscription(t *testing.T) {
+	log := newMemLog()
+	c := newConsumerTestCoordinator(t, log, 10*time.Second)
+	inst := "i1"
+	req := ConsumerHeartbeatRequest{Version: 1, GroupID: "g", MemberID: "s1", InstanceID: &inst,
+		RebalanceTimeoutMs: 5000, SubscribedTopicNames: []string{"a"}, Owned: []TopicPartitions{}}
+	if res := c.ConsumerGroupHeartbeat(req); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if res := c.ConsumerGroupHeartbeat(ConsumerHeartbeatRequest{Version: 1, GroupID: "g", MemberID: "s1", InstanceID: &inst, MemberEpoch: -2, RebalanceTimeoutMs: -1}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	req.MemberID, req.SubscribedTopicNames = "s1-again", []string{"a", "b"}
+	back := c.ConsumerGroupHeartbeat(req)
+	if back.Err != nil {
+		t.Fatal(back.Err)
+	}
+	cl := &client{t: t, c: c, group: "g", id: "s1-again"}
+	cl.apply(back)
+	settle(t, cl)
+	if cl.owned.size() != 6 {
+		t.Fatalf("new incarnation owns %v, want all 6 partitions", cl.owned)
+	}
+	before := describe(t, c, "g")
+	c.Close()
+	after := describe(t, newConsumerTestCoordinator(t, log, 10*time.Second), "g")
+	if !reflect.DeepEqual(before, after) || len(after.Members) != 1 {
+		t.Fatalf("after reload:\n%+v\nbefore:\n%+v", after, before)
 	}
 }

@@ -47,8 +47,7 @@ func groupTimeoutsOfImage(img *metadata.Image) map[string]consumerTimeouts {
 }
 
 // setGroupTimeouts replaces the per-group overrides. The map is published
-// whole and never modified, so heartbeats read it without c.mu (they hold
-// a group's lock, which c.mu must not be taken under).
+// whole and never modified, so heartbeats read it without taking c.mu.
 func (c *Coordinator) setGroupTimeouts(m map[string]consumerTimeouts) {
 	c.groupTimeouts.Store(&m)
 }

@@ -92,9 +92,17 @@ func consumerPayload(c *consumerRecord) map[string]any {
 		return map[string]any{"assignment_epoch": c.epoch}
 	case recConsumerMemberMetadata:
 		m := c.meta
-		return map[string]any{"instance_id": m.instanceID, "rack_id": m.rackID, "client_id": m.clientID,
+		out := map[string]any{"instance_id": m.instanceID, "rack_id": m.rackID, "client_id": m.clientID,
 			"client_host": m.clientHost, "subscribed_topic_names": m.topics, "subscribed_topic_regex": m.regex,
 			"rebalance_timeout_ms": m.rebalanceTimeoutMs, "server_assignor": m.serverAssignor}
+		if cm := m.classic; cm != nil {
+			protocols := []map[string]any{}
+			for _, p := range cm.protocols {
+				protocols = append(protocols, map[string]any{"name": p.Name, "metadata": base64.StdEncoding.EncodeToString(p.Metadata)})
+			}
+			out["classic_member_metadata"] = map[string]any{"session_timeout_ms": cm.sessionTimeoutMs, "supported_protocols": protocols}
+		}
+		return out
 	case recTargetAssignmentMember:
 		return map[string]any{"topic_partitions": assignmentJSON(c.partitions)}
 	case recCurrentMemberAssignment:

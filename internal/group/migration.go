@@ -346,10 +346,11 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 	}
 	owned := namedToAssignment(topics, named)
 
-	subs := cg.subscription(topics, m, "")
+	var removed string
 	if replaced != nil {
-		subs = cg.subscription(topics, m, replaced.id)
+		removed = replaced.id
 	}
+	subs := cg.subscription(topics, m, removed)
 	if cg.subscribedKnown && !maps.Equal(subs, cg.subscribed) {
 		bump = true
 	}
@@ -364,32 +365,13 @@ func (g *Group) classicJoinConsumerLocked(req JoinRequest) JoinResult {
 		target = maps.Clone(target)
 		delete(target, replaced.id)
 	}
-	if epoch > targetEpoch {
-		var changed []string
-		target, changed = cg.computeTargetWithout(g.c.cfg.ConsumerAssignors, subs, m, target, replaced)
-		targetEpoch = epoch
-		for _, mid := range changed {
-			recs = append(recs, targetMemberRecord(g.id, mid, target[mid]))
-		}
-		recs = append(recs, targetEpochRecord(g.id, targetEpoch))
-	}
-	ownedByOther := func(ref partitionRef) bool {
-		o, ok := cg.owners[ref]
-		return ok && o != m.id && (replaced == nil || o != replaced.id)
-	}
-	reconcile(m, target[m.id], targetEpoch, ownedByOther, owned)
+	recs, target, targetEpoch = g.retargetLocked(recs, epoch, subs, m, removed, target, targetEpoch)
+	reconcile(m, target[m.id], targetEpoch, cg.ownedByOther(m, replaced), owned)
 	recs = append(recs, currentAssignmentRecord(g.id, m))
 	if err := g.c.appendRecords(g.partition, recs); err != nil {
 		return fail(err)
 	}
-	if replaced != nil {
-		cg.remove(replaced)
-	}
-	cg.epoch, cg.subscribed, cg.subscribedKnown = epoch, subs, true
-	cg.target, cg.assignmentEpoch = target, targetEpoch
-	cg.install(m, old)
-	g.scheduleConsumerSessionLocked(m)
-	g.scheduleRevocationLocked(m, old)
+	g.commitMemberLocked(m, old, replaced, epoch, subs, target, targetEpoch)
 	g.scheduleClassicWaitLocked(m, awaitSync)
 	g.syncConsumerStateLocked()
 	return JoinResult{MemberID: m.id, Generation: m.epoch, ProtocolType: consumerProtocolType, ProtocolName: protocolName}
@@ -415,19 +397,6 @@ func (cg *consumerGroup) supportsClassicProtocols(memberID string, protocols []P
 		}
 	}
 	return false
-}
-
-// computeTargetWithout is computeTarget with the replaced member (a static
-// member's old incarnation) left out.
-func (cg *consumerGroup) computeTargetWithout(configured []string, subs map[string]topicMeta, override *consumerMember, prev map[string]assignment, replaced *consumerMember) (map[string]assignment, []string) {
-	if replaced == nil {
-		return cg.computeTarget(configured, subs, override, prev)
-	}
-	saved := cg.members
-	cg.members = maps.Clone(saved)
-	delete(cg.members, replaced.id)
-	defer func() { cg.members = saved }()
-	return cg.computeTarget(configured, subs, override, prev)
 }
 
 // classicMemberLocked finds a classic member of the consumer group.
@@ -475,14 +444,19 @@ func (g *Group) classicSyncConsumerLocked(req SyncRequest) SyncResult {
 	if m.classicWaitKind == awaitSync {
 		m.stopClassicWait()
 	}
-	version := int16(0)
+	return SyncResult{ProtocolType: consumerProtocolType, ProtocolName: name,
+		Assignment: assignmentBytes(g.c.topicsSnapshot(), m.assigned, m.subscriptionVersion(name))}
+}
+
+// subscriptionVersion is the version of the classic member's subscription
+// in protocol name: its assignment is encoded at that version.
+func (m *consumerMember) subscriptionVersion(name string) int16 {
 	for _, p := range m.classic.protocols {
 		if p.Name == name && len(p.Metadata) >= 2 {
-			version = int16(p.Metadata[0])<<8 | int16(p.Metadata[1])
+			return int16(p.Metadata[0])<<8 | int16(p.Metadata[1])
 		}
 	}
-	return SyncResult{ProtocolType: consumerProtocolType, ProtocolName: name,
-		Assignment: assignmentBytes(g.c.topicsSnapshot(), m.assigned, version)}
+	return 0
 }
 
 // classicHeartbeatConsumerLocked is a Heartbeat to a consumer group (Kafka's
@@ -566,41 +540,15 @@ func (g *Group) maybeDowngradeLocked(generation int32) {
 	for _, id := range ids {
 		m := cg.members[id]
 		name, _, _ := parseSubscription(m.classic.protocols)
-		version := int16(0)
-		for _, p := range m.classic.protocols {
-			if p.Name == name && len(p.Metadata) >= 2 {
-				version = int16(p.Metadata[0])<<8 | int16(p.Metadata[1])
-			}
-		}
 		classic[id] = &member{id: id, instanceID: m.instanceID, clientID: m.clientID, clientHost: m.clientHost,
 			sessionTimeout:   time.Duration(m.classic.sessionTimeoutMs) * time.Millisecond,
 			rebalanceTimeout: time.Duration(m.rebalanceTimeoutMs) * time.Millisecond,
 			protocolType:     consumerProtocolType, protocols: slices.Clone(m.classic.protocols),
-			assignment: assignmentBytes(topics, m.assigned, version)}
-	}
-	// The generation's protocol: the one every member supports that the
-	// first member prefers.
-	first := classic[ids[0]]
-	protocol := ""
-	for _, p := range first.protocols {
-		all := true
-		for _, o := range classic {
-			if !slices.ContainsFunc(o.protocols, func(q Protocol) bool { return q.Name == p.Name }) {
-				all = false
-				break
-			}
-		}
-		if all {
-			protocol = p.Name
-			break
-		}
-	}
-	if protocol == "" {
-		g.c.logger.Info("not downgrading consumer group: its classic members share no protocol", "group", g.id)
-		return
+			assignment: assignmentBytes(topics, m.assigned, m.subscriptionVersion(name))}
 	}
 	// Build the classic state, persist it with the consumer records'
-	// tombstones, and only then make it the group's.
+	// tombstones, and only then make it the group's. The generation's
+	// protocol is chosen as a classic group's (the first member leads).
 	saved := struct {
 		members          map[string]*member
 		order            []string
@@ -608,11 +556,21 @@ func (g *Group) maybeDowngradeLocked(generation int32) {
 		gen              int32
 		protocol, leader string
 	}{g.mu.members, g.mu.order, g.mu.static, g.mu.generation, g.mu.protocolName, g.mu.leader}
+	restore := func() {
+		g.mu.members, g.mu.order, g.mu.static = saved.members, saved.order, saved.static
+		g.mu.generation, g.mu.protocolName, g.mu.leader = saved.gen, saved.protocol, saved.leader
+	}
 	g.mu.members, g.mu.order, g.mu.static = map[string]*member{}, nil, map[string]string{}
-	g.mu.generation, g.mu.protocolName, g.mu.leader = generation, protocol, ""
+	g.mu.generation, g.mu.leader = generation, ""
 	g.mu.protocolType = consumerProtocolType
 	for _, id := range ids {
 		g.addMemberLocked(classic[id])
+	}
+	g.mu.protocolName = g.selectProtocolLocked()
+	if g.mu.protocolName == "" {
+		restore()
+		g.c.logger.Info("not downgrading consumer group: its classic members share no protocol", "group", g.id)
+		return
 	}
 	var recs []kv
 	for _, id := range ids {
@@ -621,8 +579,7 @@ func (g *Group) maybeDowngradeLocked(generation int32) {
 	recs = append(recs, consumerGroupTombstones(g.id)...)
 	recs = append(recs, g.metadataRecordLocked(nil))
 	if err := g.c.appendRecords(g.partition, recs); err != nil {
-		g.mu.members, g.mu.order, g.mu.static = saved.members, saved.order, saved.static
-		g.mu.generation, g.mu.protocolName, g.mu.leader = saved.gen, saved.protocol, saved.leader
+		restore()
 		g.c.logger.Warn("downgrading consumer group", "group", g.id, "err", err)
 		return
 	}

@@ -26,7 +26,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -398,19 +397,7 @@ func (cm *classicModel) step() string {
 }
 
 func TestClassicGroupModel(t *testing.T) {
-	var seeds []uint64
-	if s := os.Getenv("VLTAVA_MODEL_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("VLTAVA_MODEL_SEED: %v", err)
-		}
-		seeds = append(seeds, v)
-	} else {
-		base := uint64(time.Now().UnixNano())
-		for i := range uint64(8) {
-			seeds = append(seeds, base+i)
-		}
-	}
+	seeds := modelSeeds(t, 8)
 	for _, seed := range seeds {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
 			t.Logf("seed %d (rerun with VLTAVA_MODEL_SEED=%d)", seed, seed)

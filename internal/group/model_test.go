@@ -515,20 +515,27 @@ func (gm *groupModel) settle() {
 	gm.fatalf("not settled: %s", gm.describe())
 }
 
-func TestGroupCoordinatorModel(t *testing.T) {
-	seeds := []uint64{}
+// modelSeeds are the seeds a model test runs: VLTAVA_MODEL_SEED alone when
+// set (to replay a failure), else n seeds from the clock.
+func modelSeeds(t *testing.T, n int) []uint64 {
+	t.Helper()
 	if s := os.Getenv("VLTAVA_MODEL_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			t.Fatalf("VLTAVA_MODEL_SEED: %v", err)
 		}
-		seeds = append(seeds, v)
-	} else {
-		base := uint64(time.Now().UnixNano())
-		for i := range uint64(12) {
-			seeds = append(seeds, base+i)
-		}
+		return []uint64{v}
 	}
+	base := uint64(time.Now().UnixNano())
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = base + uint64(i)
+	}
+	return seeds
+}
+
+func TestGroupCoordinatorModel(t *testing.T) {
+	seeds := modelSeeds(t, 12)
 	for _, seed := range seeds {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
 			t.Logf("seed %d (rerun with VLTAVA_MODEL_SEED=%d)", seed, seed)
