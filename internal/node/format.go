@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vltava/vltava/internal/config"
@@ -112,7 +113,7 @@ func Format(cfg *config.Broker, o FormatOptions) (FormatResult, error) {
 		}
 	}
 	for _, d := range storageDirs(cfg) {
-		if containsDir(res.Skipped, d) {
+		if slices.Contains(res.Skipped, d) {
 			continue
 		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -136,15 +137,6 @@ func Format(cfg *config.Broker, o FormatOptions) (FormatResult, error) {
 		return res, errors.New("all of the log directories are already formatted")
 	}
 	return res, nil
-}
-
-func containsDir(dirs []string, d string) bool {
-	for _, x := range dirs {
-		if x == d {
-			return true
-		}
-	}
-	return false
 }
 
 // StorageInfo describes the node's dirs, as kafka-storage.sh info: each
