@@ -30,6 +30,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metadata/quorum"
@@ -174,36 +176,40 @@ func formatCommand(cfg *config.Broker, clusterID string) string {
 // dynamicStorage checks that a node of a dynamic quorum has been formatted
 // and returns its metadata dir's identity and, for a controller formatted
 // with initial voters, those voters. It refuses the start that would
-// split the cluster: unformatted dirs, and a standalone voter whose
+// split the cluster: unformatted dirs, dirs formatted for different
+// clusters, and a standalone voter whose
 // bootstrap servers do not list it (it would lead a quorum of its own
 // while the others look for the leader elsewhere).
 func dynamicStorage(cfg *config.Broker) (metadata.MetaProperties, []quorum.Member, error) {
 	var mp metadata.MetaProperties
-	var clusterID string
+	var clusterID, clusterIDPath, unformatted string
 	for _, d := range storageDirs(cfg) {
-		got, err := metadata.ReadMetaProperties(filepath.Join(d, metadata.MetaPropertiesFile))
+		path := filepath.Join(d, metadata.MetaPropertiesFile)
+		got, err := metadata.ReadMetaProperties(path)
 		if errors.Is(err, os.ErrNotExist) {
+			if unformatted == "" {
+				unformatted = d
+			}
 			continue
-		}
-		if err == nil {
-			clusterID = got.ClusterID
-		}
-	}
-	for _, d := range storageDirs(cfg) {
-		got, err := metadata.ReadMetaProperties(filepath.Join(d, metadata.MetaPropertiesFile))
-		if errors.Is(err, os.ErrNotExist) {
-			return mp, nil, fmt.Errorf("node %d: log dir %s is not formatted, and controller.quorum.bootstrap.servers (a dynamic quorum, KIP-853) requires formatted storage; run %s",
-				cfg.NodeID, d, formatCommand(cfg, clusterID))
 		}
 		if err != nil {
 			return mp, nil, err
 		}
 		if got.NodeID != cfg.NodeID {
-			return mp, nil, fmt.Errorf("%s has node.id=%d but this node is configured with node.id=%d", filepath.Join(d, metadata.MetaPropertiesFile), got.NodeID, cfg.NodeID)
+			return mp, nil, fmt.Errorf("%s has node.id=%d but this node is configured with node.id=%d", path, got.NodeID, cfg.NodeID)
 		}
+		if clusterID != "" && got.ClusterID != clusterID {
+			return mp, nil, fmt.Errorf("%w: %s has cluster.id=%s but %s has cluster.id=%s",
+				kerr.InconsistentClusterID, path, got.ClusterID, clusterIDPath, clusterID)
+		}
+		clusterID, clusterIDPath = got.ClusterID, path
 		if d == cfg.MetadataLogDir {
 			mp = got
 		}
+	}
+	if unformatted != "" {
+		return mp, nil, fmt.Errorf("node %d: log dir %s is not formatted, and controller.quorum.bootstrap.servers (a dynamic quorum, KIP-853) requires formatted storage; run %s",
+			cfg.NodeID, unformatted, formatCommand(cfg, clusterID))
 	}
 	if mp.DirectoryID == metadata.ZeroUuid {
 		return mp, nil, fmt.Errorf("node %d: %s has no directory.id, which a dynamic quorum needs; reformat it: %s",
