@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -220,8 +219,6 @@ func setIfPositive[T int64 | uint64 | time.Duration](dst *T, v T) {
 	}
 }
 
-func raftServerID(id int32) raft.ServerID { return raft.ServerID(strconv.FormatInt(int64(id), 10)) }
-
 // parseServerID returns the node id of a raft server id.
 func parseServerID(id raft.ServerID) (int32, bool) {
 	k, ok := parseReplicaKey(id)
@@ -352,7 +349,7 @@ func (l *RaftLog) bootstrapIfEmpty(rc *raft.Config, snaps raft.SnapshotStore) er
 	var conf raft.Configuration
 	for _, id := range slices.Sorted(maps.Keys(l.cfg.Voters)) {
 		conf.Servers = append(conf.Servers, raft.Server{
-			Suffrage: raft.Voter, ID: raftServerID(id), Address: raft.ServerAddress(l.cfg.Voters[id]),
+			Suffrage: raft.Voter, ID: ReplicaKey{ID: id}.serverID(), Address: raft.ServerAddress(l.cfg.Voters[id]),
 		})
 	}
 	for _, v := range l.cfg.InitialVoters {
