@@ -1,14 +1,13 @@
 package node
 
 import (
-	"github.com/vltava/vltava/internal/controller/rules"
-
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/vltava/vltava/internal/controller"
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/storage"

@@ -3,12 +3,13 @@ package rules
 import (
 	"context"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // MaxPartitionsPerTopicCreate bounds the partitions one CreateTopics or

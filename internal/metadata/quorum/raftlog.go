@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"log/slog"
 	"maps"
 	"net"
@@ -18,6 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // RaftStoreFile is the bbolt file holding raft's log and stable state under
