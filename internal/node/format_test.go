@@ -218,3 +218,25 @@ func TestDynamicStorageRefusesMixedClusterIDs(t *testing.T) {
 		t.Fatalf("dirs of two clusters: %v", err)
 	}
 }
+
+// --ignore-formatted skips only dirs of this node of the cluster being
+// formatted: a dir of another cluster is refused, not left to fail the start.
+func TestFormatIgnoreFormattedRefusesOtherCluster(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	cfg := testConfig(t, 1, a, "log.dirs="+a+","+b, "metadata.log.dir="+a)
+	other := metadata.MetaProperties{ClusterID: metadata.NewUuid().String(), NodeID: 1, DirectoryID: metadata.NewUuid()}
+	if err := metadata.WriteMetaProperties(filepath.Join(b, metadata.MetaPropertiesFile), other); err != nil {
+		t.Fatal(err)
+	}
+	cid := metadata.NewUuid().String()
+	if _, err := Format(cfg, FormatOptions{ClusterID: cid, IgnoreFormatted: true}); err == nil || !strings.Contains(err.Error(), other.ClusterID) {
+		t.Fatalf("format beside a dir of another cluster: %v", err)
+	}
+	if err := metadata.WriteMetaProperties(filepath.Join(b, metadata.MetaPropertiesFile), metadata.MetaProperties{ClusterID: cid, NodeID: 1, DirectoryID: other.DirectoryID}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Format(cfg, FormatOptions{ClusterID: cid, IgnoreFormatted: true})
+	if err != nil || len(res.Skipped) != 1 || len(res.Formatted) != 1 {
+		t.Fatalf("format beside a dir of this cluster: %+v %v", res, err)
+	}
+}
