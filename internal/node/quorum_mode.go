@@ -257,8 +257,8 @@ func checkInitialVoters(cfg *config.Broker, dir metadata.Uuid, voters []quorum.M
 			listed = listed || sameEndpoint(s, self.Addr)
 		}
 		if !listed {
-			return fmt.Errorf("node %d was formatted --standalone at %s, but controller.quorum.bootstrap.servers (%s) does not list it, so it would form a cluster of its own; add %s to controller.quorum.bootstrap.servers, or to join the quorum at those servers run `vltava storage format --config <server.properties> --cluster-id <cluster id> --no-initial-controllers --ignore-formatted` after removing %s",
-				cfg.NodeID, self.Addr, strings.Join(bootstrapServers(cfg), ","), self.Addr, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile))
+			return fmt.Errorf("node %d was formatted --standalone at %s, but controller.quorum.bootstrap.servers (%s) does not list it, so it would form a cluster of its own; add %s to controller.quorum.bootstrap.servers, or remove %s so that the node joins the quorum at those servers as an observer (%s), then `vltava cluster add-controller`",
+				cfg.NodeID, self.Addr, strings.Join(bootstrapServers(cfg), ","), self.Addr, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile), sameClusterHint)
 		}
 		if err := refuseSecondQuorum(cfg, self.Addr); err != nil {
 			return err
@@ -266,6 +266,11 @@ func checkInitialVoters(cfg *config.Broker, dir metadata.Uuid, voters []quorum.M
 	}
 	return nil
 }
+
+// sameClusterHint completes the advice to a --standalone node that should
+// join an existing quorum instead: the quorum admits only nodes formatted
+// with its cluster id.
+const sameClusterHint = "its log dirs must carry that cluster's id; if they do not, remove their meta.properties and format them again with `vltava storage format --cluster-id <that cluster's id> --no-initial-controllers`"
 
 // probeTimeout bounds asking one bootstrap server who leads.
 const probeTimeout = 2 * time.Second
@@ -283,8 +288,8 @@ func refuseSecondQuorum(cfg *config.Broker, self string) error {
 		leader, err := quorum.ProbeLeader(ctx, s)
 		cancel()
 		if err == nil && leader != "" && !sameEndpoint(leader, self) {
-			return fmt.Errorf("node %d was formatted --standalone, but a metadata quorum already runs (bootstrap server %s knows leader %s), so it would form a second cluster; run `vltava storage format --config <server.properties> --cluster-id <cluster id> --no-initial-controllers --ignore-formatted` after removing %s, then `vltava cluster add-controller`",
-				cfg.NodeID, s, leader, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile))
+			return fmt.Errorf("node %d was formatted --standalone, but a metadata quorum already runs (bootstrap server %s knows leader %s), so it would form a second cluster; remove %s so that the node joins that quorum as an observer (%s), then `vltava cluster add-controller`",
+				cfg.NodeID, s, leader, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile), sameClusterHint)
 		}
 	}
 	return nil
