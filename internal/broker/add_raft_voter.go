@@ -26,14 +26,9 @@ func init() { register(kmsg.AddRaftVoter, 0, 1, (*Broker).handleAddRaftVoter) }
 func (b *Broker) handleAddRaftVoter(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AddRaftVoterRequest)
 	resp := req.ResponseKind().(*kmsg.AddRaftVoterResponse)
-	var names, hosts []string
-	var ports []uint16
-	for _, l := range req.Listeners {
-		names, hosts, ports = append(names, l.Name), append(hosts, l.Host), append(ports, l.Port)
-	}
 	fwd, err := b.voterRequest(ctx, r, req.ClusterID, time.Duration(req.TimeoutMillis)*time.Millisecond,
 		func(ctx context.Context, vc voterChanger) error {
-			addr, err := b.voterEndpoint(names, hosts, ports)
+			addr, err := b.voterEndpoint(req.Listeners)
 			if err != nil {
 				return err
 			}

@@ -71,25 +71,26 @@ func voterKey(id int32, dir [16]byte) quorum.ReplicaKey {
 	return quorum.ReplicaKey{ID: id, DirectoryID: metadata.Uuid(dir)}
 }
 
+// voterListener is one listener a voter sends (AddRaftVoter's and
+// UpdateRaftVoter's listener structs have this shape).
+type voterListener = kmsg.AddRaftVoterRequestListener
+
 // voterEndpoint picks the voter's controller endpoint from the listeners
 // it sent: the one named like this cluster's controller listener
 // (controller.listener.names), else the first.
-func (b *Broker) voterEndpoint(names []string, hosts []string, ports []uint16) (string, error) {
-	pick := -1
-	for i, n := range names {
-		if slices.Contains(b.cfg.ControllerListenerNames, n) {
-			pick = i
+func (b *Broker) voterEndpoint(ls []voterListener) (string, error) {
+	if len(ls) == 0 {
+		return "", fmt.Errorf("%w: the voter sent no listeners", kerr.InvalidRequest)
+	}
+	pick := ls[0]
+	for _, l := range ls {
+		if slices.Contains(b.cfg.ControllerListenerNames, l.Name) {
+			pick = l
 			break
 		}
 	}
-	if pick < 0 && len(names) > 0 {
-		pick = 0
+	if pick.Host == "" || pick.Port == 0 {
+		return "", fmt.Errorf("%w: listener %s has no host or port", kerr.InvalidRequest, pick.Name)
 	}
-	if pick < 0 {
-		return "", fmt.Errorf("%w: the voter sent no listeners", kerr.InvalidRequest)
-	}
-	if hosts[pick] == "" || ports[pick] == 0 {
-		return "", fmt.Errorf("%w: listener %s has no host or port", kerr.InvalidRequest, names[pick])
-	}
-	return net.JoinHostPort(hosts[pick], strconv.Itoa(int(ports[pick]))), nil
+	return net.JoinHostPort(pick.Host, strconv.Itoa(int(pick.Port))), nil
 }

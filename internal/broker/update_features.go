@@ -13,12 +13,11 @@ package broker
 // as Kafka 4). The answer comes once the change is in this node's image.
 
 import (
-	"github.com/vltava/vltava/internal/controller/rules"
-
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
 )

@@ -22,13 +22,12 @@ func init() { register(kmsg.UpdateRaftVoter, 0, 0, (*Broker).handleUpdateRaftVot
 func (b *Broker) handleUpdateRaftVoter(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.UpdateRaftVoterRequest)
 	resp := req.ResponseKind().(*kmsg.UpdateRaftVoterResponse)
-	var names, hosts []string
-	var ports []uint16
-	for _, l := range req.Listeners {
-		names, hosts, ports = append(names, l.Name), append(hosts, l.Host), append(ports, l.Port)
+	ls := make([]voterListener, len(req.Listeners))
+	for i, l := range req.Listeners {
+		ls[i] = voterListener(l)
 	}
 	fwd, err := b.voterRequest(ctx, r, req.ClusterID, 0, func(ctx context.Context, vc voterChanger) error {
-		addr, err := b.voterEndpoint(names, hosts, ports)
+		addr, err := b.voterEndpoint(ls)
 		if err != nil {
 			return err
 		}

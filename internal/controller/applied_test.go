@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"github.com/vltava/vltava/internal/controller/rules"
-
 	"context"
 	"errors"
 	"slices"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 )
 

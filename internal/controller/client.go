@@ -184,9 +184,11 @@ func (c *Client) controllerConn(tried map[string]bool, apiKey int16) (*rpcConn, 
 // it would wait for themselves. So, like Kafka's separate broker-to-controller
 // channels (heartbeat, alter-partition, forwarding), lifecycle RPCs, the
 // partition leaders' RPCs and forwarded requests each have their own.
+// AssignReplicasToDirs is sent by the lifecycle loop between heartbeats, so
+// it shares their connection and never waits behind a forwarded request.
 func channelOf(apiKey int16) string {
 	switch kmsg.Key(apiKey) {
-	case kmsg.BrokerRegistration, kmsg.BrokerHeartbeat:
+	case kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.AssignReplicasToDirs:
 		return "heartbeat"
 	case kmsg.AlterPartition, kmsg.AllocateProducerIDs:
 		return "control"

@@ -1,12 +1,11 @@
 package controller
 
 import (
-	"github.com/vltava/vltava/internal/controller/rules"
-
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 )
 

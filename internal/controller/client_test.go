@@ -158,3 +158,15 @@ func TestClientWithoutVotersTimesOut(t *testing.T) {
 		t.Fatalf("heartbeat without voters: %v, want REQUEST_TIMED_OUT", err)
 	}
 }
+
+// The lifecycle loop's RPCs (heartbeats and the replicas of offline dirs it
+// reports between them) never share a connection with forwarded admin
+// requests, which wait for this broker's next heartbeat.
+func TestLifecycleRPCsAvoidForwardingChannel(t *testing.T) {
+	forwarding := channelOf(int16(kmsg.CreateTopics))
+	for _, k := range []kmsg.Key{kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.AssignReplicasToDirs} {
+		if channelOf(int16(k)) == forwarding {
+			t.Errorf("%s travels with forwarded requests", kmsg.NameForKey(int16(k)))
+		}
+	}
+}

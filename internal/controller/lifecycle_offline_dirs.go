@@ -1,9 +1,9 @@
 package controller
 
 import (
-	"github.com/vltava/vltava/internal/controller/rules"
-
 	"context"
+
+	"github.com/vltava/vltava/internal/controller/rules"
 )
 
 // OfflineDirs is what a broker reports of its failed log dirs: their

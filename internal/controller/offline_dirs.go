@@ -1,10 +1,10 @@
 package controller
 
 import (
-	"github.com/vltava/vltava/internal/controller/rules"
-
 	"context"
 	"slices"
+
+	"github.com/vltava/vltava/internal/controller/rules"
 )
 
 // AssignReplicasToDirs serves a broker's AssignReplicasToDirs (KIP-858):

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vltava/vltava/internal/config"
@@ -99,10 +100,16 @@ func Format(cfg *config.Broker, o FormatOptions) (FormatResult, error) {
 
 	for _, d := range storageDirs(cfg) {
 		path := filepath.Join(d, metadata.MetaPropertiesFile)
-		_, err := os.Stat(path)
+		mp, err := metadata.ReadMetaProperties(path)
 		if err == nil {
 			if !o.IgnoreFormatted {
 				return res, fmt.Errorf("log directory %s is already formatted; use --ignore-formatted to skip formatted directories and format the others", d)
+			}
+			// A skipped dir must belong to this node of this cluster,
+			// else the node would refuse to start with it.
+			if mp.ClusterID != o.ClusterID || mp.NodeID != cfg.NodeID {
+				return res, fmt.Errorf("log directory %s is formatted with cluster.id=%s node.id=%d, not --cluster-id %s and node.id=%d; remove its %s to format it again",
+					d, mp.ClusterID, mp.NodeID, o.ClusterID, cfg.NodeID, metadata.MetaPropertiesFile)
 			}
 			res.Skipped = append(res.Skipped, d)
 			continue
@@ -112,7 +119,7 @@ func Format(cfg *config.Broker, o FormatOptions) (FormatResult, error) {
 		}
 	}
 	for _, d := range storageDirs(cfg) {
-		if containsDir(res.Skipped, d) {
+		if slices.Contains(res.Skipped, d) {
 			continue
 		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -136,15 +143,6 @@ func Format(cfg *config.Broker, o FormatOptions) (FormatResult, error) {
 		return res, errors.New("all of the log directories are already formatted")
 	}
 	return res, nil
-}
-
-func containsDir(dirs []string, d string) bool {
-	for _, x := range dirs {
-		if x == d {
-			return true
-		}
-	}
-	return false
 }
 
 // StorageInfo describes the node's dirs, as kafka-storage.sh info: each

@@ -196,3 +196,47 @@ func TestStandaloneRefusedBesideRunningQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A node of a dynamic quorum whose log dirs were formatted for different
+// clusters is refused at start, as one of a static quorum is.
+func TestDynamicStorageRefusesMixedClusterIDs(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	keys := append([]string{"process.roles=broker", "listeners=PLAINTEXT://127.0.0.1:0", "controller.listener.names=CONTROLLER",
+		"controller.quorum.bootstrap.servers=127.0.0.1:19093", "metadata.log.dir=" + a}, "log.dirs="+a+","+b)
+	cfg := testConfig(t, 1, a, keys...)
+	if _, err := Format(cfg, FormatOptions{ClusterID: metadata.NewUuid().String()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := dynamicStorage(cfg); err != nil {
+		t.Fatalf("formatted node refused: %v", err)
+	}
+	other := metadata.MetaProperties{ClusterID: metadata.NewUuid().String(), NodeID: 1, DirectoryID: metadata.NewUuid()}
+	if err := metadata.WriteMetaProperties(filepath.Join(b, metadata.MetaPropertiesFile), other); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := dynamicStorage(cfg); err == nil || !strings.Contains(err.Error(), other.ClusterID) {
+		t.Fatalf("dirs of two clusters: %v", err)
+	}
+}
+
+// --ignore-formatted skips only dirs of this node of the cluster being
+// formatted: a dir of another cluster is refused, not left to fail the start.
+func TestFormatIgnoreFormattedRefusesOtherCluster(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	cfg := testConfig(t, 1, a, "log.dirs="+a+","+b, "metadata.log.dir="+a)
+	other := metadata.MetaProperties{ClusterID: metadata.NewUuid().String(), NodeID: 1, DirectoryID: metadata.NewUuid()}
+	if err := metadata.WriteMetaProperties(filepath.Join(b, metadata.MetaPropertiesFile), other); err != nil {
+		t.Fatal(err)
+	}
+	cid := metadata.NewUuid().String()
+	if _, err := Format(cfg, FormatOptions{ClusterID: cid, IgnoreFormatted: true}); err == nil || !strings.Contains(err.Error(), other.ClusterID) {
+		t.Fatalf("format beside a dir of another cluster: %v", err)
+	}
+	if err := metadata.WriteMetaProperties(filepath.Join(b, metadata.MetaPropertiesFile), metadata.MetaProperties{ClusterID: cid, NodeID: 1, DirectoryID: other.DirectoryID}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Format(cfg, FormatOptions{ClusterID: cid, IgnoreFormatted: true})
+	if err != nil || len(res.Skipped) != 1 || len(res.Formatted) != 1 {
+		t.Fatalf("format beside a dir of this cluster: %+v %v", res, err)
+	}
+}

@@ -30,6 +30,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metadata/quorum"
@@ -174,36 +176,40 @@ func formatCommand(cfg *config.Broker, clusterID string) string {
 // dynamicStorage checks that a node of a dynamic quorum has been formatted
 // and returns its metadata dir's identity and, for a controller formatted
 // with initial voters, those voters. It refuses the start that would
-// split the cluster: unformatted dirs, and a standalone voter whose
+// split the cluster: unformatted dirs, dirs formatted for different
+// clusters, and a standalone voter whose
 // bootstrap servers do not list it (it would lead a quorum of its own
 // while the others look for the leader elsewhere).
 func dynamicStorage(cfg *config.Broker) (metadata.MetaProperties, []quorum.Member, error) {
 	var mp metadata.MetaProperties
-	var clusterID string
+	var clusterID, clusterIDPath, unformatted string
 	for _, d := range storageDirs(cfg) {
-		got, err := metadata.ReadMetaProperties(filepath.Join(d, metadata.MetaPropertiesFile))
+		path := filepath.Join(d, metadata.MetaPropertiesFile)
+		got, err := metadata.ReadMetaProperties(path)
 		if errors.Is(err, os.ErrNotExist) {
+			if unformatted == "" {
+				unformatted = d
+			}
 			continue
-		}
-		if err == nil {
-			clusterID = got.ClusterID
-		}
-	}
-	for _, d := range storageDirs(cfg) {
-		got, err := metadata.ReadMetaProperties(filepath.Join(d, metadata.MetaPropertiesFile))
-		if errors.Is(err, os.ErrNotExist) {
-			return mp, nil, fmt.Errorf("node %d: log dir %s is not formatted, and controller.quorum.bootstrap.servers (a dynamic quorum, KIP-853) requires formatted storage; run %s",
-				cfg.NodeID, d, formatCommand(cfg, clusterID))
 		}
 		if err != nil {
 			return mp, nil, err
 		}
 		if got.NodeID != cfg.NodeID {
-			return mp, nil, fmt.Errorf("%s has node.id=%d but this node is configured with node.id=%d", filepath.Join(d, metadata.MetaPropertiesFile), got.NodeID, cfg.NodeID)
+			return mp, nil, fmt.Errorf("%s has node.id=%d but this node is configured with node.id=%d", path, got.NodeID, cfg.NodeID)
 		}
+		if clusterID != "" && got.ClusterID != clusterID {
+			return mp, nil, fmt.Errorf("%w: %s has cluster.id=%s but %s has cluster.id=%s",
+				kerr.InconsistentClusterID, path, got.ClusterID, clusterIDPath, clusterID)
+		}
+		clusterID, clusterIDPath = got.ClusterID, path
 		if d == cfg.MetadataLogDir {
 			mp = got
 		}
+	}
+	if unformatted != "" {
+		return mp, nil, fmt.Errorf("node %d: log dir %s is not formatted, and controller.quorum.bootstrap.servers (a dynamic quorum, KIP-853) requires formatted storage; run %s",
+			cfg.NodeID, unformatted, formatCommand(cfg, clusterID))
 	}
 	if mp.DirectoryID == metadata.ZeroUuid {
 		return mp, nil, fmt.Errorf("node %d: %s has no directory.id, which a dynamic quorum needs; reformat it: %s",
@@ -251,8 +257,8 @@ func checkInitialVoters(cfg *config.Broker, dir metadata.Uuid, voters []quorum.M
 			listed = listed || sameEndpoint(s, self.Addr)
 		}
 		if !listed {
-			return fmt.Errorf("node %d was formatted --standalone at %s, but controller.quorum.bootstrap.servers (%s) does not list it, so it would form a cluster of its own; add %s to controller.quorum.bootstrap.servers, or to join the quorum at those servers run `vltava storage format --config <server.properties> --cluster-id <cluster id> --no-initial-controllers --ignore-formatted` after removing %s",
-				cfg.NodeID, self.Addr, strings.Join(bootstrapServers(cfg), ","), self.Addr, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile))
+			return fmt.Errorf("node %d was formatted --standalone at %s, but controller.quorum.bootstrap.servers (%s) does not list it, so it would form a cluster of its own; add %s to controller.quorum.bootstrap.servers, or remove %s so that the node joins the quorum at those servers as an observer (%s), then `vltava cluster add-controller`",
+				cfg.NodeID, self.Addr, strings.Join(bootstrapServers(cfg), ","), self.Addr, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile), sameClusterHint)
 		}
 		if err := refuseSecondQuorum(cfg, self.Addr); err != nil {
 			return err
@@ -260,6 +266,11 @@ func checkInitialVoters(cfg *config.Broker, dir metadata.Uuid, voters []quorum.M
 	}
 	return nil
 }
+
+// sameClusterHint completes the advice to a --standalone node that should
+// join an existing quorum instead: the quorum admits only nodes formatted
+// with its cluster id.
+const sameClusterHint = "its log dirs must carry that cluster's id; if they do not, remove their meta.properties and format them again with `vltava storage format --cluster-id <that cluster's id> --no-initial-controllers`"
 
 // probeTimeout bounds asking one bootstrap server who leads.
 const probeTimeout = 2 * time.Second
@@ -277,8 +288,8 @@ func refuseSecondQuorum(cfg *config.Broker, self string) error {
 		leader, err := quorum.ProbeLeader(ctx, s)
 		cancel()
 		if err == nil && leader != "" && !sameEndpoint(leader, self) {
-			return fmt.Errorf("node %d was formatted --standalone, but a metadata quorum already runs (bootstrap server %s knows leader %s), so it would form a second cluster; run `vltava storage format --config <server.properties> --cluster-id <cluster id> --no-initial-controllers --ignore-formatted` after removing %s, then `vltava cluster add-controller`",
-				cfg.NodeID, s, leader, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile))
+			return fmt.Errorf("node %d was formatted --standalone, but a metadata quorum already runs (bootstrap server %s knows leader %s), so it would form a second cluster; remove %s so that the node joins that quorum as an observer (%s), then `vltava cluster add-controller`",
+				cfg.NodeID, s, leader, filepath.Join(raftDir(cfg), quorum.BootstrapVotersFile), sameClusterHint)
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -13,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // ControllerConfig configures a Controller. The zero value of every field is

@@ -3,10 +3,11 @@ package rules
 import (
 	"context"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // This file is the broker lifecycle of KIP-631 as the controller commits it:

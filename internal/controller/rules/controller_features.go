@@ -5,14 +5,14 @@ package rules
 // FeatureLevelRecords, all of a request's or none.
 
 import (
-	"github.com/vltava/vltava/internal/metadata"
-
 	"context"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // UpgradeType is how a feature update may move a level (KIP-778).

@@ -1,13 +1,13 @@
 package rules
 
 import (
-	"github.com/vltava/vltava/internal/metadata"
-
 	"context"
 	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 func TestEnsureFeaturesBootstraps(t *testing.T) {

@@ -1,13 +1,13 @@
 package rules
 
 import (
-	"github.com/vltava/vltava/internal/metadata"
-
 	"context"
 	"fmt"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // ReplicaRef names one partition by topic id (a replica of it on the broker

@@ -1,13 +1,13 @@
 package rules
 
 import (
-	"github.com/vltava/vltava/internal/metadata"
-
 	"context"
 	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // TestMoveOfflineReplicas: replicas in a broker's failed log dir lose

@@ -3,10 +3,11 @@ package rules
 import (
 	"context"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // AlterPartitionItem is one partition of an AlterPartition request (Kafka's

@@ -2,12 +2,13 @@ package rules
 
 import (
 	"context"
-	"github.com/vltava/vltava/internal/metadata"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // assigned creates topic name with partition 0 on replicas (leader first).

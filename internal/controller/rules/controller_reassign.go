@@ -3,10 +3,11 @@ package rules
 import (
 	"context"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // Reassignment asks to move one partition to Replicas (KIP-455); nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // newTestController opens a LocalLog in a temp dir and registers brokers

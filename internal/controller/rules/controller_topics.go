@@ -3,12 +3,13 @@ package rules
 import (
 	"context"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // MaxPartitionsPerTopicCreate bounds the partitions one CreateTopics or
@@ -44,10 +45,7 @@ type CreateTopicResult struct {
 // is committed but results are computed as if it were.
 func (c *Controller) CreateTopics(ctx context.Context, topics []CreateTopic, validateOnly bool) []CreateTopicResult {
 	results := make([]CreateTopicResult, len(topics))
-	counts := map[string]int{}
-	for _, t := range topics {
-		counts[t.Name]++
-	}
+	counts := occurrences(topics, func(t CreateTopic) string { return t.Name })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	img := c.log.Image()
@@ -60,7 +58,7 @@ func (c *Controller) CreateTopics(ctx context.Context, topics []CreateTopic, val
 	for i, t := range topics {
 		results[i].Name = t.Name
 		if counts[t.Name] > 1 {
-			results[i].Err = fmt.Errorf("%w: Duplicate topic name.", kerr.InvalidRequest)
+			results[i].Err = errDuplicateTopicName
 			continue
 		}
 		topicRecs, res, err := c.planTopicLocked(img, live, created, t)
@@ -261,13 +259,8 @@ type DeleteTopicResult struct {
 // internal topics are not protected; only delete.topic.enable=false refuses.
 func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids []metadata.Uuid) []DeleteTopicResult {
 	results := make([]DeleteTopicResult, 0, len(names)+len(ids))
-	nameCount, idCount := map[string]int{}, map[metadata.Uuid]int{}
-	for _, n := range names {
-		nameCount[n]++
-	}
-	for _, id := range ids {
-		idCount[id]++
-	}
+	nameCount := occurrences(names, func(n string) string { return n })
+	idCount := occurrences(ids, func(id metadata.Uuid) metadata.Uuid { return id })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	img := c.log.Image()
@@ -338,10 +331,7 @@ type CreatePartitionsResult struct {
 // All topics that pass validation are committed in one batch.
 func (c *Controller) CreatePartitions(ctx context.Context, reqs []CreatePartitionsSpec, validateOnly bool) []CreatePartitionsResult {
 	results := make([]CreatePartitionsResult, len(reqs))
-	counts := map[string]int{}
-	for _, r := range reqs {
-		counts[r.Name]++
-	}
+	counts := occurrences(reqs, func(r CreatePartitionsSpec) string { return r.Name })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	img := c.log.Image()
@@ -351,7 +341,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, reqs []CreatePartitio
 	for i, r := range reqs {
 		results[i].Name = r.Name
 		if counts[r.Name] > 1 {
-			results[i].Err = fmt.Errorf("%w: Duplicate topic name.", kerr.InvalidRequest)
+			results[i].Err = errDuplicateTopicName
 			continue
 		}
 		newRecs, err := c.planPartitionsLocked(img, live, r)
@@ -414,4 +404,18 @@ func (c *Controller) planPartitionsLocked(img *metadata.Image, live []int32, r C
 		})
 	}
 	return recs, nil
+}
+
+// errDuplicateTopicName answers a topic named more than once in a
+// CreateTopics or CreatePartitions request, as Kafka does.
+var errDuplicateTopicName = fmt.Errorf("%w: Duplicate topic name.", kerr.InvalidRequest)
+
+// occurrences counts how often each key occurs among items: a request that
+// names a topic more than once is refused for that topic.
+func occurrences[K comparable, T any](items []T, key func(T) K) map[K]int {
+	n := make(map[K]int, len(items))
+	for _, it := range items {
+		n[key(it)]++
+	}
+	return n
 }

@@ -1,9 +1,10 @@
 package rules
 
 import (
-	"github.com/vltava/vltava/internal/metadata"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // placeReplicas assigns replicas for partitions firstPartition ..

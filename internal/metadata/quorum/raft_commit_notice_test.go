@@ -1,11 +1,11 @@
 package quorum
 
 import (
-	"github.com/vltava/vltava/internal/metadata"
-
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // TestPublishCommitReachesFollowersAtOnce: hashicorp/raft tells followers

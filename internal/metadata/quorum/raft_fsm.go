@@ -2,11 +2,12 @@ package quorum
 
 import (
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"io"
 	"log/slog"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // raftFSM is the raft state machine of the metadata quorum: each committed

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"maps"
 	"net"
 	"slices"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // The join RPC lets a node that is not a voter (a broker-only node, or in a

@@ -3,7 +3,6 @@ package quorum
 import (
 	"bytes"
 	"errors"
-	"github.com/vltava/vltava/internal/metadata"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 func openTestRaftStore(t *testing.T, path string) *raftStore {

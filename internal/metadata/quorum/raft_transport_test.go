@@ -2,11 +2,12 @@ package quorum
 
 import (
 	"errors"
-	"github.com/vltava/vltava/internal/metadata"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // TestQuorumPortCarriesControllerConnections: a connection to the quorum

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vltava/vltava/internal/metadata"
 	"log/slog"
 	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/vltava/vltava/internal/metadata"
 )
 
 // RaftStoreFile is the bbolt file holding raft's log and stable state under
@@ -220,8 +220,6 @@ func setIfPositive[T int64 | uint64 | time.Duration](dst *T, v T) {
 	}
 }
 
-func raftServerID(id int32) raft.ServerID { return raft.ServerID(strconv.FormatInt(int64(id), 10)) }
-
 // parseServerID returns the node id of a raft server id.
 func parseServerID(id raft.ServerID) (int32, bool) {
 	k, ok := parseReplicaKey(id)
@@ -352,7 +350,7 @@ func (l *RaftLog) bootstrapIfEmpty(rc *raft.Config, snaps raft.SnapshotStore) er
 	var conf raft.Configuration
 	for _, id := range slices.Sorted(maps.Keys(l.cfg.Voters)) {
 		conf.Servers = append(conf.Servers, raft.Server{
-			Suffrage: raft.Voter, ID: raftServerID(id), Address: raft.ServerAddress(l.cfg.Voters[id]),
+			Suffrage: raft.Voter, ID: ReplicaKey{ID: id}.serverID(), Address: raft.ServerAddress(l.cfg.Voters[id]),
 		})
 	}
 	for _, v := range l.cfg.InitialVoters {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vltava/vltava/internal/controller/rules"
-	"github.com/vltava/vltava/internal/metadata"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -17,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/vltava/vltava/internal/controller/rules"
+	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/testing/poll"
 )
 
