@@ -295,37 +295,8 @@ func resetGroupOffsets(ctx context.Context, adm *kadm.Client, group string, s re
 			return nil, fmt.Errorf("group %q has no committed offsets", group)
 		}
 	} else {
-		var names []string
-		explicit := map[string][]int32{}
-		for _, tf := range topicFlags {
-			t, ps, err := topicPartitionsFlag(tf)
-			if err != nil {
-				return nil, err
-			}
-			names = append(names, t)
-			explicit[t] = append(explicit[t], ps...)
-		}
-		td, err := adm.ListTopics(ctx, names...)
-		if err != nil {
-			return nil, fmt.Errorf("describing topics: %w", err)
-		}
-		for _, t := range names {
-			d, ok := td[t]
-			if !ok || d.Err != nil {
-				return nil, fmt.Errorf("topic %q does not exist", t)
-			}
-			if len(explicit[t]) == 0 {
-				for p := range d.Partitions {
-					want.Add(t, p)
-				}
-				continue
-			}
-			for _, p := range explicit[t] {
-				if _, ok := d.Partitions[p]; !ok {
-					return nil, fmt.Errorf("topic %q has no partition %d", t, p)
-				}
-				want.Add(t, p)
-			}
+		if want, err = partitionsOf(ctx, adm, topicFlags); err != nil {
+			return nil, err
 		}
 	}
 	topics := want.Topics()
