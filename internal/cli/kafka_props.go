@@ -104,12 +104,8 @@ func applyProducerProps(kvs [][2]string, s *producerSettings, client *clientProp
 		case "key.serializer", "value.serializer":
 			// The commands write bytes; any serializer class is moot.
 		default:
-			known, err := client.set(k, v)
-			if err != nil {
+			if err := client.setOrWarn(k, v, &warnings); err != nil {
 				return nil, err
-			}
-			if !known {
-				warnings = append(warnings, unknownPropWarning(k))
 			}
 		}
 	}
@@ -155,12 +151,8 @@ func applyConsumerProps(kvs [][2]string, o *consumeOptions, client *clientProps,
 			// The commands read bytes and commit exactly the records they
 			// print (see consume); these settings are moot.
 		default:
-			known, err := client.set(k, v)
-			if err != nil {
+			if err := client.setOrWarn(k, v, &warnings); err != nil {
 				return nil, err
-			}
-			if !known {
-				warnings = append(warnings, unknownPropWarning(k))
 			}
 		}
 	}
