@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/storage"
 )
 
@@ -198,7 +199,7 @@ func dumpFile(path string, o *dumpOptions) dumpedFile {
 		d.Kind = "leader-epoch-checkpoint"
 		d.LeaderEpochs, err = storage.ReadLeaderEpochCheckpoint(path)
 	case name == storage.RecoveryPointCheckpointFile, name == storage.HighWatermarkCheckpointFile,
-		name == storage.LogStartOffsetCheckpointFile, name == "cleaner-offset-checkpoint":
+		name == storage.LogStartOffsetCheckpointFile, name == storage.CleanerCheckpointFile:
 		d.Kind = "offset-checkpoint"
 		var m map[storage.TopicPartition]int64
 		if m, err = storage.ReadOffsetCheckpoint(path); err == nil {
@@ -207,7 +208,7 @@ func dumpFile(path string, o *dumpOptions) dumpedFile {
 			}
 			sortByTopicPartition(d.Checkpoint, func(c checkpointEntry) (string, int32) { return c.Topic, c.Partition })
 		}
-	case name == storage.PartitionMetadataFile, name == "meta.properties":
+	case name == storage.PartitionMetadataFile, name == metadata.MetaPropertiesFile:
 		d.Kind = "text"
 		var b []byte
 		if b, err = os.ReadFile(path); err == nil {
