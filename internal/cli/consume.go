@@ -139,7 +139,7 @@ func (o *consumeOptions) clientOpts(topic string) ([]kgo.Opt, error) {
 	switch o.format {
 	case "value", "kv", "json", "kafka":
 	default:
-		return nil, fmt.Errorf("--format %q: want value, kv or json", o.format)
+		return nil, fmt.Errorf("--format %q: want value, kv, json or kafka", o.format)
 	}
 	start, err := o.startOffset()
 	if err != nil {
