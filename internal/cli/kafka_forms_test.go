@@ -188,6 +188,20 @@ func TestProducerPropsFlagsWin(t *testing.T) {
 	}
 }
 
+func TestConsumerPropsFetchMaxWait(t *testing.T) {
+	p := defaultClientProps()
+	none := func(string) bool { return false }
+	var o consumeOptions
+	if _, err := applyConsumerProps([][2]string{{"fetch.max.wait.ms", "250"}}, &o, &p, none); err != nil || o.fetchMaxWait != 250*time.Millisecond {
+		t.Errorf("fetch.max.wait.ms=250: wait %v, err %v", o.fetchMaxWait, err)
+	}
+	for _, v := range []string{"0", "9"} {
+		if _, err := applyConsumerProps([][2]string{{"fetch.max.wait.ms", v}}, &o, &p, none); err == nil {
+			t.Errorf("fetch.max.wait.ms=%s accepted though the client cannot honour it", v)
+		}
+	}
+}
+
 func TestParseResetTime(t *testing.T) {
 	utc := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	for in, want := range map[string]time.Time{

@@ -142,6 +142,11 @@ func applyConsumerProps(kvs [][2]string, o *consumeOptions, client *clientProps,
 			if err != nil {
 				return nil, err
 			}
+			// The client's floor is 10ms; 0 would mean its default
+			// (500ms), not Kafka's "answer at once".
+			if d < 10*time.Millisecond {
+				return nil, fmt.Errorf("fetch.max.wait.ms=%q: the smallest wait the client supports is 10", v)
+			}
 			o.fetchMaxWait = d
 		case "key.deserializer", "value.deserializer":
 			if err := checkDeserializer(k, v); err != nil {
