@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -327,7 +326,15 @@ func resetGroupOffsets(ctx context.Context, adm *kadm.Client, group string, s re
 			if c, ok := committed.Lookup(tp.Topic, p); ok && c.Err == nil {
 				po.committed = c.At
 			}
-			if at, ok := atTime.Lookup(tp.Topic, p); ok && at.Err == nil {
+			if s.kind == "datetime" || s.kind == "duration" {
+				at, ok := atTime.Lookup(tp.Topic, p)
+				// Falling back to the log end would skip records.
+				if !ok {
+					return nil, fmt.Errorf("listing offsets by time of %s[%d]: no answer for the partition", tp.Topic, p)
+				}
+				if at.Err != nil {
+					return nil, fmt.Errorf("listing offsets by time of %s[%d]: %w", tp.Topic, p, at.Err)
+				}
 				po.atTime = at.Offset
 				// kadm reports "no record after the time" as the end offset
 				// with timestamp -1 on some brokers; both mean log end.
@@ -347,12 +354,6 @@ func resetGroupOffsets(ctx context.Context, adm *kadm.Client, group string, s re
 			commit.Add(kadm.Offset{Topic: tp.Topic, Partition: p, At: off, LeaderEpoch: -1})
 		}
 	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].Topic != rows[j].Topic {
-			return rows[i].Topic < rows[j].Topic
-		}
-		return rows[i].Partition < rows[j].Partition
-	})
 	if execute {
 		if err := adm.CommitAllOffsets(ctx, group, commit); err != nil {
 			return nil, fmt.Errorf("committing offsets for group %q: %w", group, err)
