@@ -474,14 +474,10 @@ func reassignCancel(in *invocation, adm *kadm.Client, alt configAlterer, rf *rea
 		return errors.New("--cancel takes --reassignment-json-file or --topic/--partition, not both")
 	}
 	var req kadm.AlterPartitionAssignmentsReq
-	names := map[string]map[int32][]int32{}
 	for _, a := range plan.Partitions {
 		req.Assign(a.Topic, a.Partition, nil)
-		if names[a.Topic] == nil {
-			names[a.Topic] = map[int32][]int32{}
-		}
-		names[a.Topic][a.Partition] = nil
 	}
+	names := assignmentOf(plan)
 	resps, err := adm.AlterPartitionAssignments(in.ctx, req)
 	if err != nil {
 		return fmt.Errorf("cancelling reassignments: %w", err)
