@@ -118,6 +118,8 @@ func TestPartitionFilter(t *testing.T) {
 		{"dead leader is unavailable", partitionFilter{unavailable: true}, p(3, []int32{3}, []int32{3}), true},
 		{"live leader", partitionFilter{unavailable: true}, p(1, []int32{1}, []int32{1}), false},
 		{"under min isr", partitionFilter{underMinISR: true}, p(1, []int32{1, 2}, []int32{1}), true},
+		{"no leader is under min isr", partitionFilter{underMinISR: true}, p(-1, []int32{1, 2}, []int32{1, 2}), true},
+		{"not under min isr", partitionFilter{underMinISR: true}, p(1, []int32{1, 2}, []int32{1, 2}), false},
 		{"at min isr", partitionFilter{atMinISR: true}, p(1, []int32{1, 2}, []int32{1, 2}), true},
 	} {
 		if got := tc.f.keep(tc.p, live, 2); got != tc.want {
