@@ -44,6 +44,9 @@ type dumpedFile struct {
 	Mismatches       []string                        `json:"mismatches,omitempty"`
 	Sanity           string                          `json:"sanity,omitempty"`
 	Error            string                          `json:"error,omitempty"`
+
+	// sanityFailed is set with a failed --index-sanity-check verdict.
+	sanityFailed bool
 }
 
 type checkpointEntry struct {
@@ -94,7 +97,7 @@ stands for every file in it. --index-sanity-check only checks the indexes.`,
 			failed := 0
 			for _, p := range paths {
 				d := dumpFile(p, &o)
-				if d.Error != "" || strings.Contains(d.Sanity, "failed sanity check") {
+				if d.Error != "" || d.sanityFailed {
 					failed++
 				}
 				if in.json {

@@ -218,7 +218,7 @@ func dumpOffsetIndex(d *dumpedFile, path string, base int64, o *dumpOptions) err
 	}
 	entries, err := storage.ReadOffsetIndex(path, base, logSize)
 	if o.indexSanity {
-		d.Sanity = sanityVerdict(path, err)
+		d.Sanity, d.sanityFailed = sanityVerdict(path, err), err != nil
 		return nil
 	}
 	if err != nil {
@@ -250,7 +250,7 @@ func dumpTimeIndex(d *dumpedFile, path string, base int64, o *dumpOptions) error
 	}
 	entries, err := storage.ReadTimeIndex(path, base)
 	if o.indexSanity {
-		d.Sanity = sanityVerdict(path, err)
+		d.Sanity, d.sanityFailed = sanityVerdict(path, err), err != nil
 		return nil
 	}
 	if err != nil {
