@@ -87,12 +87,8 @@ func applyClientProps(kvs [][2]string) (clientProps, []string, error) {
 	p := defaultClientProps()
 	var warnings []string
 	for _, kv := range kvs {
-		known, err := p.set(kv[0], kv[1])
-		if err != nil {
+		if err := p.setOrWarn(kv[0], kv[1], &warnings); err != nil {
 			return p, nil, err
-		}
-		if !known {
-			warnings = append(warnings, unknownPropWarning(kv[0]))
 		}
 	}
 	return p, warnings, nil
@@ -102,6 +98,16 @@ func applyClientProps(kvs [][2]string) (clientProps, []string, error) {
 // config" log line.
 func unknownPropWarning(k string) string {
 	return fmt.Sprintf("the configuration %s was supplied but is not a known client config; ignored", k)
+}
+
+// setOrWarn applies one client property, adding the unknown-key warning
+// to warnings for a key that is no client setting.
+func (p *clientProps) setOrWarn(k, v string, warnings *[]string) error {
+	known, err := p.set(k, v)
+	if err == nil && !known {
+		*warnings = append(*warnings, unknownPropWarning(k))
+	}
+	return err
 }
 
 // set applies one client property, reporting whether the key is a client

@@ -139,23 +139,15 @@ func (o *consumeOptions) clientOpts(topic string) ([]kgo.Opt, error) {
 	switch o.format {
 	case "value", "kv", "json", "kafka":
 	default:
-		return nil, fmt.Errorf("--format %q: want value, kv or json", o.format)
+		return nil, fmt.Errorf("--format %q: want value, kv, json or kafka", o.format)
 	}
 	start, err := o.startOffset()
 	if err != nil {
 		return nil, err
 	}
-	var opts []kgo.Opt
-	if o.fetchMaxWait > 0 {
-		opts = append(opts, kgo.FetchMaxWait(o.fetchMaxWait))
-	}
-	switch o.isolation {
-	case "read_uncommitted":
-		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
-	case "read_committed":
-		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	default:
-		return nil, fmt.Errorf("--isolation-level %q: want read_committed or read_uncommitted", o.isolation)
+	opts, err := o.fetchOpts()
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case o.group != "":
@@ -167,6 +159,24 @@ func (o *consumeOptions) clientOpts(topic string) ([]kgo.Opt, error) {
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {o.partition: start}}))
 	default:
 		opts = append(opts, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start))
+	}
+	return opts, nil
+}
+
+// fetchOpts are the fetch settings: fetch.max.wait.ms and the isolation
+// level.
+func (o *consumeOptions) fetchOpts() ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	if o.fetchMaxWait > 0 {
+		opts = append(opts, kgo.FetchMaxWait(o.fetchMaxWait))
+	}
+	switch o.isolation {
+	case "read_uncommitted":
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+	case "read_committed":
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	default:
+		return nil, fmt.Errorf("isolation level %q: want read_committed or read_uncommitted", o.isolation)
 	}
 	return opts, nil
 }

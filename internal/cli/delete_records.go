@@ -6,10 +6,8 @@ package cli
 // deleted once wholly below it.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -29,13 +27,9 @@ type deleteRecordsFile struct {
 }
 
 func readDeleteRecordsFile(path string) (kadm.Offsets, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--offset-json-file: %w", err)
-	}
 	var f deleteRecordsFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("--offset-json-file %s: %w", path, err)
+	if err := readJSONFile("offset-json-file", path, &f); err != nil {
+		return nil, err
 	}
 	if f.Version != 0 && f.Version != 1 {
 		return nil, fmt.Errorf("--offset-json-file %s: unsupported version %d", path, f.Version)

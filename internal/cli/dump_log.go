@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/storage"
 )
 
@@ -43,6 +44,9 @@ type dumpedFile struct {
 	Mismatches       []string                        `json:"mismatches,omitempty"`
 	Sanity           string                          `json:"sanity,omitempty"`
 	Error            string                          `json:"error,omitempty"`
+
+	// sanityFailed is set with a failed --index-sanity-check verdict.
+	sanityFailed bool
 }
 
 type checkpointEntry struct {
@@ -93,7 +97,7 @@ stands for every file in it. --index-sanity-check only checks the indexes.`,
 			failed := 0
 			for _, p := range paths {
 				d := dumpFile(p, &o)
-				if d.Error != "" || strings.Contains(d.Sanity, "failed sanity check") {
+				if d.Error != "" || d.sanityFailed {
 					failed++
 				}
 				if in.json {
@@ -198,7 +202,7 @@ func dumpFile(path string, o *dumpOptions) dumpedFile {
 		d.Kind = "leader-epoch-checkpoint"
 		d.LeaderEpochs, err = storage.ReadLeaderEpochCheckpoint(path)
 	case name == storage.RecoveryPointCheckpointFile, name == storage.HighWatermarkCheckpointFile,
-		name == storage.LogStartOffsetCheckpointFile, name == "cleaner-offset-checkpoint":
+		name == storage.LogStartOffsetCheckpointFile, name == storage.CleanerCheckpointFile:
 		d.Kind = "offset-checkpoint"
 		var m map[storage.TopicPartition]int64
 		if m, err = storage.ReadOffsetCheckpoint(path); err == nil {
@@ -207,7 +211,7 @@ func dumpFile(path string, o *dumpOptions) dumpedFile {
 			}
 			sortByTopicPartition(d.Checkpoint, func(c checkpointEntry) (string, int32) { return c.Topic, c.Partition })
 		}
-	case name == storage.PartitionMetadataFile, name == "meta.properties":
+	case name == storage.PartitionMetadataFile, name == metadata.MetaPropertiesFile:
 		d.Kind = "text"
 		var b []byte
 		if b, err = os.ReadFile(path); err == nil {

@@ -104,7 +104,7 @@ func decodeDumpedRecords(b *dumpedBatch, h record.Header, raw []byte, o *dumpOpt
 	}
 	for _, r := range recs {
 		dr := dumpedRecord{Offset: h.BaseOffset + int64(r.OffsetDelta), Timestamp: h.FirstTimestamp + r.TimestampDelta,
-			KeySize: len(r.Key), ValueSize: len(r.Value), Sequence: -1, Headers: []consumedHeader{}}
+			KeySize: len(r.Key), ValueSize: len(r.Value), Sequence: h.SequenceAt(r.OffsetDelta), Headers: []consumedHeader{}}
 		if r.Key == nil {
 			dr.KeySize = -1
 		}
@@ -113,9 +113,6 @@ func decodeDumpedRecords(b *dumpedBatch, h record.Header, raw []byte, o *dumpOpt
 		}
 		if h.TimestampType() == record.LogAppendTime {
 			dr.Timestamp = h.MaxTimestamp
-		}
-		if h.BaseSequence >= 0 {
-			dr.Sequence = h.BaseSequence + r.OffsetDelta
 		}
 		for _, hd := range r.Headers {
 			dr.Headers = append(dr.Headers, consumedHeader{Key: hd.Key, Value: string(hd.Value)})
@@ -221,7 +218,7 @@ func dumpOffsetIndex(d *dumpedFile, path string, base int64, o *dumpOptions) err
 	}
 	entries, err := storage.ReadOffsetIndex(path, base, logSize)
 	if o.indexSanity {
-		d.Sanity = sanityVerdict(path, err)
+		d.Sanity, d.sanityFailed = sanityVerdict(path, err), err != nil
 		return nil
 	}
 	if err != nil {
@@ -253,7 +250,7 @@ func dumpTimeIndex(d *dumpedFile, path string, base int64, o *dumpOptions) error
 	}
 	entries, err := storage.ReadTimeIndex(path, base)
 	if o.indexSanity {
-		d.Sanity = sanityVerdict(path, err)
+		d.Sanity, d.sanityFailed = sanityVerdict(path, err), err != nil
 		return nil
 	}
 	if err != nil {

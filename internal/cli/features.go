@@ -76,24 +76,19 @@ func newFeaturesDescribeCommand() *cobra.Command {
 		Short:   "Show each feature's supported range and finalized level",
 		Example: `  vltava features describe --output json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := envFor(cmd)
+		RunE: clusterCommand(func(in *invocation) error {
+			cl, _, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			cl, _, err := e.connect(cmd.Context())
+			features, err := describeFeatures(in.ctx, cl)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
-			features, err := describeFeatures(cmd.Context(), cl)
-			if err != nil {
-				return err
+			if in.json {
+				return writeJSON(in.stdout, features)
 			}
-			if e.json {
-				return writeJSON(e.stdout, features)
-			}
-			t := newTable(e.stdout, "FEATURE", "SUPPORTED-MIN", "SUPPORTED-MAX", "FINALIZED", "EPOCH")
+			t := newTable(in.stdout, "FEATURE", "SUPPORTED-MIN", "SUPPORTED-MAX", "FINALIZED", "EPOCH")
 			for _, f := range features {
 				level := func(l int16) string {
 					if f.Feature == "metadata.version" && l > 0 {
@@ -104,7 +99,7 @@ func newFeaturesDescribeCommand() *cobra.Command {
 				t.row(f.Feature, level(f.SupportedMin), level(f.SupportedMax), level(f.Finalized), f.Epoch)
 			}
 			return t.flush()
-		},
+		}),
 	}
 }
 
@@ -159,26 +154,21 @@ func newFeaturesUpdateCommand(verb, short string) *cobra.Command {
 		Use:   verb,
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := envFor(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: clusterCommand(func(in *invocation) error {
 			updates, err := featureUpdates(verb, metadata, features, unsafe)
 			if err != nil {
 				return err
 			}
-			cl, _, err := e.connect(cmd.Context())
+			cl, _, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
 			req := kmsg.NewPtrUpdateFeaturesRequest()
 			req.Version = 1
-			req.TimeoutMillis = int32(e.props.requestTimeout.Milliseconds())
+			req.TimeoutMillis = int32(in.props.requestTimeout.Milliseconds())
 			req.ValidateOnly = dryRun
 			req.FeatureUpdates = updates
-			resp, err := req.RequestWith(cmd.Context(), cl)
+			resp, err := req.RequestWith(in.ctx, cl)
 			if err != nil {
 				return fmt.Errorf("updating features: %w", err)
 			}
@@ -195,10 +185,10 @@ func newFeaturesUpdateCommand(verb, short string) *cobra.Command {
 				if dryRun {
 					what = fmt.Sprintf("%s can be %s to %d", u.Feature, pastTense(verb), u.MaxVersionLevel)
 				}
-				fmt.Fprintln(e.stdout, what)
+				fmt.Fprintln(in.stdout, what)
 			}
 			return nil
-		},
+		}),
 	}
 	f := cmd.Flags()
 	if verb != "disable" {

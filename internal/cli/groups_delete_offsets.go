@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -18,7 +19,7 @@ type deletedOffset struct {
 
 // partitionsOf resolves Kafka's --topic t / t:0,1 flags to a set of
 // existing partitions (every partition of t when none is named).
-func partitionsOf(in *invocation, adm *kadm.Client, topicFlags []string) (kadm.TopicsSet, error) {
+func partitionsOf(ctx context.Context, adm *kadm.Client, topicFlags []string) (kadm.TopicsSet, error) {
 	var names []string
 	explicit := map[string][]int32{}
 	for _, tf := range topicFlags {
@@ -29,7 +30,7 @@ func partitionsOf(in *invocation, adm *kadm.Client, topicFlags []string) (kadm.T
 		names = append(names, t)
 		explicit[t] = append(explicit[t], ps...)
 	}
-	td, err := adm.ListTopics(in.ctx, names...)
+	td, err := adm.ListTopics(ctx, names...)
 	if err != nil {
 		return nil, fmt.Errorf("describing topics: %w", err)
 	}
@@ -76,7 +77,7 @@ partitions of topics the group's live members are subscribed to
 			if err != nil {
 				return err
 			}
-			set, err := partitionsOf(in, adm, topics)
+			set, err := partitionsOf(in.ctx, adm, topics)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -295,37 +294,8 @@ func resetGroupOffsets(ctx context.Context, adm *kadm.Client, group string, s re
 			return nil, fmt.Errorf("group %q has no committed offsets", group)
 		}
 	} else {
-		var names []string
-		explicit := map[string][]int32{}
-		for _, tf := range topicFlags {
-			t, ps, err := topicPartitionsFlag(tf)
-			if err != nil {
-				return nil, err
-			}
-			names = append(names, t)
-			explicit[t] = append(explicit[t], ps...)
-		}
-		td, err := adm.ListTopics(ctx, names...)
-		if err != nil {
-			return nil, fmt.Errorf("describing topics: %w", err)
-		}
-		for _, t := range names {
-			d, ok := td[t]
-			if !ok || d.Err != nil {
-				return nil, fmt.Errorf("topic %q does not exist", t)
-			}
-			if len(explicit[t]) == 0 {
-				for p := range d.Partitions {
-					want.Add(t, p)
-				}
-				continue
-			}
-			for _, p := range explicit[t] {
-				if _, ok := d.Partitions[p]; !ok {
-					return nil, fmt.Errorf("topic %q has no partition %d", t, p)
-				}
-				want.Add(t, p)
-			}
+		if want, err = partitionsOf(ctx, adm, topicFlags); err != nil {
+			return nil, err
 		}
 	}
 	topics := want.Topics()
@@ -356,7 +326,15 @@ func resetGroupOffsets(ctx context.Context, adm *kadm.Client, group string, s re
 			if c, ok := committed.Lookup(tp.Topic, p); ok && c.Err == nil {
 				po.committed = c.At
 			}
-			if at, ok := atTime.Lookup(tp.Topic, p); ok && at.Err == nil {
+			if s.kind == "datetime" || s.kind == "duration" {
+				at, ok := atTime.Lookup(tp.Topic, p)
+				// Falling back to the log end would skip records.
+				if !ok {
+					return nil, fmt.Errorf("listing offsets by time of %s[%d]: no answer for the partition", tp.Topic, p)
+				}
+				if at.Err != nil {
+					return nil, fmt.Errorf("listing offsets by time of %s[%d]: %w", tp.Topic, p, at.Err)
+				}
 				po.atTime = at.Offset
 				// kadm reports "no record after the time" as the end offset
 				// with timestamp -1 on some brokers; both mean log end.
@@ -376,12 +354,6 @@ func resetGroupOffsets(ctx context.Context, adm *kadm.Client, group string, s re
 			commit.Add(kadm.Offset{Topic: tp.Topic, Partition: p, At: off, LeaderEpoch: -1})
 		}
 	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].Topic != rows[j].Topic {
-			return rows[i].Topic < rows[j].Topic
-		}
-		return rows[i].Partition < rows[j].Partition
-	})
 	if execute {
 		if err := adm.CommitAllOffsets(ctx, group, commit); err != nil {
 			return nil, fmt.Errorf("committing offsets for group %q: %w", group, err)

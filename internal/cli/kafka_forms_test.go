@@ -118,6 +118,8 @@ func TestPartitionFilter(t *testing.T) {
 		{"dead leader is unavailable", partitionFilter{unavailable: true}, p(3, []int32{3}, []int32{3}), true},
 		{"live leader", partitionFilter{unavailable: true}, p(1, []int32{1}, []int32{1}), false},
 		{"under min isr", partitionFilter{underMinISR: true}, p(1, []int32{1, 2}, []int32{1}), true},
+		{"no leader is under min isr", partitionFilter{underMinISR: true}, p(-1, []int32{1, 2}, []int32{1, 2}), true},
+		{"not under min isr", partitionFilter{underMinISR: true}, p(1, []int32{1, 2}, []int32{1, 2}), false},
 		{"at min isr", partitionFilter{atMinISR: true}, p(1, []int32{1, 2}, []int32{1, 2}), true},
 	} {
 		if got := tc.f.keep(tc.p, live, 2); got != tc.want {
@@ -185,6 +187,20 @@ func TestProducerPropsFlagsWin(t *testing.T) {
 	}
 	if _, err := applyProducerProps([][2]string{{"sasl.mechanism", "PLAIN"}}, &s, &p, changed); err == nil {
 		t.Error("SASL setting accepted")
+	}
+}
+
+func TestConsumerPropsFetchMaxWait(t *testing.T) {
+	p := defaultClientProps()
+	none := func(string) bool { return false }
+	var o consumeOptions
+	if _, err := applyConsumerProps([][2]string{{"fetch.max.wait.ms", "250"}}, &o, &p, none); err != nil || o.fetchMaxWait != 250*time.Millisecond {
+		t.Errorf("fetch.max.wait.ms=250: wait %v, err %v", o.fetchMaxWait, err)
+	}
+	for _, v := range []string{"0", "9"} {
+		if _, err := applyConsumerProps([][2]string{{"fetch.max.wait.ms", v}}, &o, &p, none); err == nil {
+			t.Errorf("fetch.max.wait.ms=%s accepted though the client cannot honour it", v)
+		}
 	}
 }
 

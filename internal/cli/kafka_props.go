@@ -104,12 +104,8 @@ func applyProducerProps(kvs [][2]string, s *producerSettings, client *clientProp
 		case "key.serializer", "value.serializer":
 			// The commands write bytes; any serializer class is moot.
 		default:
-			known, err := client.set(k, v)
-			if err != nil {
+			if err := client.setOrWarn(k, v, &warnings); err != nil {
 				return nil, err
-			}
-			if !known {
-				warnings = append(warnings, unknownPropWarning(k))
 			}
 		}
 	}
@@ -146,6 +142,11 @@ func applyConsumerProps(kvs [][2]string, o *consumeOptions, client *clientProps,
 			if err != nil {
 				return nil, err
 			}
+			// The client's floor is 10ms; 0 would mean its default
+			// (500ms), not Kafka's "answer at once".
+			if d < 10*time.Millisecond {
+				return nil, fmt.Errorf("fetch.max.wait.ms=%q: the smallest wait the client supports is 10", v)
+			}
 			o.fetchMaxWait = d
 		case "key.deserializer", "value.deserializer":
 			if err := checkDeserializer(k, v); err != nil {
@@ -155,12 +156,8 @@ func applyConsumerProps(kvs [][2]string, o *consumeOptions, client *clientProps,
 			// The commands read bytes and commit exactly the records they
 			// print (see consume); these settings are moot.
 		default:
-			known, err := client.set(k, v)
-			if err != nil {
+			if err := client.setOrWarn(k, v, &warnings); err != nil {
 				return nil, err
-			}
-			if !known {
-				warnings = append(warnings, unknownPropWarning(k))
 			}
 		}
 	}

@@ -320,11 +320,11 @@ leader for partitions without one, possibly losing acknowledged data.`,
 			if !all && set == nil {
 				set = kadm.TopicsSet{}
 				if len(partitions) == 0 {
-					td, err := adm.ListTopics(in.ctx, topic)
-					if err != nil {
+					// Never an empty set: ElectLeaders without partitions
+					// elects across the whole cluster.
+					if set, err = partitionsOf(in.ctx, adm, []string{topic}); err != nil {
 						return err
 					}
-					set = td.TopicsSet()
 				}
 				for _, p := range partitions {
 					set.Add(topic, p)

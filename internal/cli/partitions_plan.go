@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -221,7 +220,6 @@ func partitionNames(assign map[string]map[int32][]int32) string {
 	var names []string
 	for _, t := range sortedKeys(assign) {
 		ps := slices.Sorted(mapKeysOf(assign[t]))
-		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
 		for _, p := range ps {
 			names = append(names, fmt.Sprintf("%s-%d", t, p))
 		}

@@ -293,16 +293,31 @@ func reassignGenerate(in *invocation, adm *kadm.Client, rf *reassignFlags) error
 	return nil
 }
 
-func reassignExecute(in *invocation, adm *kadm.Client, alt configAlterer, rf *reassignFlags) error {
+// loadPlan reads --reassignment-json-file for --execute or --verify
+// (mode), with the current assignment of the partitions it names.
+func loadPlan(in *invocation, adm *kadm.Client, rf *reassignFlags, mode string) (plan reassignmentPlan, target, current map[string]map[int32][]int32, md kadm.Metadata, err error) {
 	if rf.planFile == "" {
-		return errors.New("--execute needs --reassignment-json-file")
+		return plan, nil, nil, md, fmt.Errorf("--%s needs --reassignment-json-file", mode)
 	}
-	plan, err := readReassignmentPlan("reassignment-json-file", rf.planFile, true)
-	if err != nil {
-		return err
+	if plan, err = readReassignmentPlan("reassignment-json-file", rf.planFile, true); err != nil {
+		return plan, nil, nil, md, err
 	}
-	target := assignmentOf(plan)
-	current, md, err := currentAssignment(in.ctx, adm, sortedKeys(target), target)
+	target = assignmentOf(plan)
+	current, md, err = currentAssignment(in.ctx, adm, sortedKeys(target), target)
+	return plan, target, current, md, err
+}
+
+// planPartitions is the set of partitions a plan names.
+func planPartitions(p reassignmentPlan) kadm.TopicsSet {
+	set := kadm.TopicsSet{}
+	for _, a := range p.Partitions {
+		set.Add(a.Topic, a.Partition)
+	}
+	return set
+}
+
+func reassignExecute(in *invocation, adm *kadm.Client, alt configAlterer, rf *reassignFlags) error {
+	plan, target, current, md, err := loadPlan(in, adm, rf, "execute")
 	if err != nil {
 		return err
 	}
@@ -316,11 +331,7 @@ func reassignExecute(in *invocation, adm *kadm.Client, alt configAlterer, rf *re
 	}
 	// As Kafka's tool: a running reassignment is not silently replaced.
 	if !rf.additional {
-		set := kadm.TopicsSet{}
-		for _, a := range plan.Partitions {
-			set.Add(a.Topic, a.Partition)
-		}
-		ongoing, err := adm.ListPartitionReassignments(in.ctx, set)
+		ongoing, err := adm.ListPartitionReassignments(in.ctx, planPartitions(plan))
 		if err != nil {
 			return fmt.Errorf("listing reassignments: %w", err)
 		}
@@ -378,23 +389,11 @@ func reassignExecute(in *invocation, adm *kadm.Client, alt configAlterer, rf *re
 }
 
 func reassignVerify(in *invocation, adm *kadm.Client, alt configAlterer, rf *reassignFlags) error {
-	if rf.planFile == "" {
-		return errors.New("--verify needs --reassignment-json-file")
-	}
-	plan, err := readReassignmentPlan("reassignment-json-file", rf.planFile, true)
+	plan, target, current, md, err := loadPlan(in, adm, rf, "verify")
 	if err != nil {
 		return err
 	}
-	target := assignmentOf(plan)
-	current, md, err := currentAssignment(in.ctx, adm, sortedKeys(target), target)
-	if err != nil {
-		return err
-	}
-	set := kadm.TopicsSet{}
-	for _, a := range plan.Partitions {
-		set.Add(a.Topic, a.Partition)
-	}
-	ongoing, err := adm.ListPartitionReassignments(in.ctx, set)
+	ongoing, err := adm.ListPartitionReassignments(in.ctx, planPartitions(plan))
 	if err != nil {
 		return fmt.Errorf("listing reassignments: %w", err)
 	}
@@ -475,14 +474,10 @@ func reassignCancel(in *invocation, adm *kadm.Client, alt configAlterer, rf *rea
 		return errors.New("--cancel takes --reassignment-json-file or --topic/--partition, not both")
 	}
 	var req kadm.AlterPartitionAssignmentsReq
-	names := map[string]map[int32][]int32{}
 	for _, a := range plan.Partitions {
 		req.Assign(a.Topic, a.Partition, nil)
-		if names[a.Topic] == nil {
-			names[a.Topic] = map[int32][]int32{}
-		}
-		names[a.Topic][a.Partition] = nil
 	}
+	names := assignmentOf(plan)
 	resps, err := adm.AlterPartitionAssignments(in.ctx, req)
 	if err != nil {
 		return fmt.Errorf("cancelling reassignments: %w", err)

@@ -413,16 +413,11 @@ func newPerfConsumeCommand() *cobra.Command {
 			if co.group != "" {
 				opts = append(opts, kgo.ConsumerGroup(co.group))
 			}
-			if co.fetchMaxWait > 0 {
-				opts = append(opts, kgo.FetchMaxWait(co.fetchMaxWait))
+			fopts, err := co.fetchOpts()
+			if err != nil {
+				return err
 			}
-			switch co.isolation {
-			case "read_uncommitted":
-			case "read_committed":
-				opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-			default:
-				return fmt.Errorf("isolation.level %q: want read_committed or read_uncommitted", co.isolation)
-			}
+			opts = append(opts, fopts...)
 			ctx, cancel := o.runContext(in.ctx)
 			defer cancel()
 			cl, adm, err := in.cluster(ctx, opts...)

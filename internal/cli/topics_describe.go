@@ -48,8 +48,9 @@ func (f partitionFilter) partitionLevel() bool {
 
 // keep reports whether p passes the partition selectors, as Kafka's
 // TopicCommand.PartitionDescription does: the ISR is compared with the
-// replica count and min.insync.replicas, and a leader that is not
-// registered counts as unavailable.
+// replica count and min.insync.replicas, a leader that is not registered
+// counts as unavailable, and a partition without a leader is both
+// unavailable and under min ISR.
 func (f partitionFilter) keep(p partitionDescription, live map[int32]bool, minISR int) bool {
 	if !f.partitionLevel() {
 		return true
@@ -57,7 +58,7 @@ func (f partitionFilter) keep(p partitionDescription, live map[int32]bool, minIS
 	switch {
 	case f.underReplicated && len(p.ISR) < len(p.Replicas):
 	case f.unavailable && (p.Leader < 0 || !live[p.Leader]):
-	case f.underMinISR && len(p.ISR) < minISR:
+	case f.underMinISR && (p.Leader < 0 || len(p.ISR) < minISR):
 	case f.atMinISR && len(p.ISR) == minISR:
 	default:
 		return false

@@ -216,11 +216,15 @@ func (h Header) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDel
 // LastSequence is the sequence number of the batch's last record. Sequences
 // wrap from MaxInt32 to 0, as Kafka's DefaultRecordBatch.incrementSequence
 // does; a batch without sequence (-1) has last sequence -1.
-func (h Header) LastSequence() int32 {
+func (h Header) LastSequence() int32 { return h.SequenceAt(h.LastOffsetDelta) }
+
+// SequenceAt is the sequence number of the record at offsetDelta, wrapping
+// like LastSequence (Kafka's DefaultRecord.sequence); -1 without sequence.
+func (h Header) SequenceAt(offsetDelta int32) int32 {
 	if h.BaseSequence == noSequence {
 		return noSequence
 	}
-	return incrementSequence(h.BaseSequence, h.LastOffsetDelta)
+	return incrementSequence(h.BaseSequence, offsetDelta)
 }
 
 // incrementSequence adds delta to seq, wrapping past MaxInt32 to 0.

@@ -103,6 +103,9 @@ func TestLastSequence(t *testing.T) {
 		if got := h.LastSequence(); got != tt.want {
 			t.Errorf("%s: LastSequence(base %d, delta %d) = %d, want %d", tt.name, tt.base, tt.delta, got, tt.want)
 		}
+		if got := (Header{BaseSequence: tt.base}).SequenceAt(tt.delta); got != tt.want {
+			t.Errorf("%s: SequenceAt(base %d, delta %d) = %d, want %d", tt.name, tt.base, tt.delta, got, tt.want)
+		}
 	}
 }
 

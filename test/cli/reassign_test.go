@@ -74,4 +74,11 @@ func TestReassignPlanForms(t *testing.T) {
 		t.Errorf("elect-leaders --path-to-json-file: %q", out)
 	}
 	ok(t, b, "", "partitions", "elect-leaders", "--all-topic-partitions")
+	// A missing topic is an error, not an election across the cluster.
+	if stderr := fails(t, b, "", "partitions", "elect-leaders", "--topic", "no-such-topic"); !strings.Contains(stderr, `topic "no-such-topic" does not exist`) {
+		t.Errorf("elect-leaders --topic of a missing topic: %q", stderr)
+	}
+	if out := ok(t, b, "", "partitions", "elect-leaders", "--topic", "mv"); !strings.Contains(out, "mv-0") || !strings.Contains(out, "mv-1") {
+		t.Errorf("elect-leaders --topic mv: %q", out)
+	}
 }
