@@ -61,11 +61,13 @@ with --cluster-id alone.`,
 					return err
 				}
 			}
-			o.ClusterID = clusterID
-			if o.ClusterID == "" {
-				o.ClusterID = metadata.NewUuid().String()
-				fmt.Fprintf(cmd.OutOrStdout(), "Generated cluster id %s\n", o.ClusterID)
+			// Required, as kafka-storage.sh requires it: nodes formatted
+			// with ids generated one by one would belong to different
+			// clusters.
+			if clusterID == "" {
+				return fmt.Errorf("--cluster-id is required: generate one with `vltava storage random-uuid` and format every node of the cluster with it")
 			}
+			o.ClusterID = clusterID
 			res, err := node.Format(cfg, o)
 			for _, d := range res.Skipped {
 				fmt.Fprintf(cmd.OutOrStdout(), "Skipping %s: already formatted\n", d)
@@ -85,7 +87,7 @@ with --cluster-id alone.`,
 	f := cmd.Flags()
 	f.StringVarP(&configFile, "config", "c", "", "the node's config file (server.properties format)")
 	f.StringArrayVar(&overrides, "override", nil, "set a config key: --override key=value (repeatable)")
-	f.StringVarP(&clusterID, "cluster-id", "t", "", "the cluster id; generated and printed if omitted")
+	f.StringVarP(&clusterID, "cluster-id", "t", "", "the cluster id, the same on every node (required; `vltava storage random-uuid` makes one)")
 	f.BoolVarP(&o.Standalone, "standalone", "s", false, "make this controller the only initial voter of a dynamic quorum")
 	f.StringVarP(&initial, "initial-controllers", "I", "", "initial voters of a dynamic quorum: id@host:port:directory-id,...")
 	f.BoolVarP(&o.NoInitialControllers, "no-initial-controllers", "N", false, "a controller that joins an existing dynamic quorum as an observer")

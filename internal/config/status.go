@@ -132,7 +132,7 @@ var keyStatus = map[string]Support{
 	"num.recovery.threads.per.data.dir":             defaultOnly("logs are recovered 2×GOMAXPROCS at a time, whatever the number of log directories"),
 	"log.flush.start.offset.checkpoint.interval.ms": defaultOnly("the log-start-offset checkpoint is written with the recovery-point checkpoint, every log.flush.offset.checkpoint.interval.ms"),
 	"log.message.format.version":                    {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
-	"log.dir.failure.timeout.ms":                    defaultOnly("log directory failures are not reported to the controller (no JBOD failure handling)"),
+	"log.dir.failure.timeout.ms":                    defaultOnly("a failed log dir is reported in an immediate heartbeat, retried with every heartbeat; the broker does not shut down when the report is late"),
 	"log.initial.task.delay.ms":                     defaultOnly("the log manager's periodic tasks first run one interval after start-up"),
 	"create.topic.policy.class.name":                defaultOnly(whyPlugin),
 	"alter.config.policy.class.name":                defaultOnly(whyPlugin),
