@@ -219,7 +219,7 @@ var brokerDefList = []Def{
 	def("group.consumer.min.heartbeat.interval.ms", Int, "5000", "Shortest heartbeat interval of consumer-protocol members.", atLeast(1)),
 	def("group.consumer.max.heartbeat.interval.ms", Int, "15000", "Longest heartbeat interval of consumer-protocol members.", atLeast(1)),
 	def("group.consumer.max.size", Int, intMax, "Most members a consumer-protocol group may have.", atLeast(1)),
-	def("group.consumer.migration.policy", String, "bidirectional", "Online migration of a live group between the classic and consumer protocols (KIP-848): disabled, upgrade, downgrade or bidirectional.", oneOf("disabled", "upgrade", "downgrade", "bidirectional")),
+	def("group.consumer.migration.policy", String, "bidirectional", "Online migration of a live group between the classic and consumer protocols (KIP-848): disabled, upgrade, downgrade or bidirectional.", oneOfFold("disabled", "upgrade", "downgrade", "bidirectional")),
 	def("group.consumer.assignors", List, "uniform,range", "Server-side assignors of consumer-protocol groups (KIP-848), the first being the default.", listOf("uniform", "range"), nonEmpty()),
 	def("offset.metadata.max.bytes", Int, "4096", "Largest metadata string allowed in an offset commit."),
 	def("offsets.load.buffer.size", Int, "5242880", "Batch size when loading offsets into the cache.", atLeast(1)),

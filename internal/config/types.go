@@ -159,6 +159,7 @@ type rule struct {
 	min, max       int64   // for Int, Short, Long
 	fmin, fmax     float64 // for Double
 	oneOf          []string
+	foldCase       bool     // oneOf ignores case (Kafka's CaseInsensitiveValidString)
 	listOf         []string // every list element must be one of these
 	allowMinusOne  bool     // compression.gzip.level: -1 or [min,max]
 	nonEmptyList   bool
@@ -181,6 +182,11 @@ func between(lo, hi int64) option {
 }
 
 func oneOf(vals ...string) option { return func(d *Def) { d.rule.oneOf = vals } }
+
+// oneOfFold is oneOf ignoring case, as Kafka's CaseInsensitiveValidString.
+func oneOfFold(vals ...string) option {
+	return func(d *Def) { d.rule.oneOf, d.rule.foldCase = vals, true }
+}
 
 func listOf(vals ...string) option { return func(d *Def) { d.rule.listOf = vals } }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -65,7 +66,7 @@ func checkValue(name string, t Type, r rule, raw string, kafkaStyle bool) error 
 			}
 		}
 	}
-	if len(r.oneOf) > 0 && !contains(r.oneOf, v) {
+	if len(r.oneOf) > 0 && !contains(r.oneOf, v) && !(r.foldCase && slices.ContainsFunc(r.oneOf, func(o string) bool { return strings.EqualFold(o, v) })) {
 		return fail("must be one of "+r.describe(t), "String must be one of: "+strings.Join(r.oneOf, ", "))
 	}
 	return nil

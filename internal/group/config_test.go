@@ -52,3 +52,19 @@ func TestConfigFromBrokerChecks(t *testing.T) {
 		t.Errorf("migration policy: %q", cfg.MigrationPolicy)
 	}
 }
+
+// group.consumer.migration.policy takes any case, as Kafka's
+// CaseInsensitiveValidString.
+func TestMigrationPolicyIgnoresCase(t *testing.T) {
+	b, _, err := config.ParseBroker(map[string]string{"log.dirs": t.TempDir(), "group.consumer.migration.policy": "UPGRADE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ConfigFromBroker(b)
+	if err != nil || cfg.MigrationPolicy != "upgrade" {
+		t.Fatalf("policy %q, %v; want upgrade", cfg.MigrationPolicy, err)
+	}
+	if _, _, err := config.ParseBroker(map[string]string{"group.consumer.migration.policy": "sideways"}); err == nil {
+		t.Fatal("an unknown policy is accepted")
+	}
+}
