@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vltava/vltava/internal/testing/freeport"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -123,25 +125,11 @@ type loopbackTopology struct {
 func newLoopbackTopology(t testing.TB, n int) *loopbackTopology {
 	t.Helper()
 	lt := &loopbackTopology{broker: map[int32]string{}, controller: map[int32]string{}}
-	// Holding every listener open until all ports are chosen keeps the
-	// choices distinct; another process may still take one before the
-	// node binds it, which then fails the start loudly.
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			l.Close()
-		}
-	}()
-	pick := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("finding a free port: %v", err)
-		}
-		held = append(held, l)
-		return l.Addr().String()
-	}
+	// Ports outside the ephemeral range: a broker-only node's raft
+	// transport binds port 0, and could otherwise take a port chosen for
+	// a node that has not bound it yet.
 	for id := int32(1); id <= int32(n); id++ {
-		lt.broker[id], lt.controller[id] = pick(), pick()
+		lt.broker[id], lt.controller[id] = freeport.Addr(t), freeport.Addr(t)
 	}
 	return lt
 }

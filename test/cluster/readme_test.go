@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vltava/vltava/internal/testing/freeport"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
@@ -172,12 +174,7 @@ func newReadmeTopology(t testing.TB, block string) *readmeTopology {
 	block = readmeAddr.ReplaceAllStringFunc(block, func(m string) string {
 		port := readmeAddr.FindStringSubmatch(m)[2]
 		if _, ok := rt.ports[port]; !ok {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt.ports[port] = strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-			l.Close()
+			rt.ports[port] = strconv.Itoa(freeport.Port(t))
 		}
 		return "127.0.0.1:" + rt.ports[port]
 	})

@@ -5,16 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vltava/vltava/internal/testing/freeport"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -387,12 +387,7 @@ func probeAPIVersions(addr string) error {
 // moment ago.
 func freeLoopbackAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	defer ln.Close()
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	return freeport.Addr(t)
 }
 
 // capturedOutput is an io.Writer collecting a broker's stdout and stderr,
