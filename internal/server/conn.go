@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/vltava/vltava/internal/security"
 )
 
 // conn serves one client connection with two goroutines: serve (this one)
@@ -52,6 +53,7 @@ func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
 			SecurityProtocol: l.cfg.SecurityProtocol,
 			Remote:           nc.RemoteAddr(),
 			Local:            nc.LocalAddr(),
+			Principal:        security.Anonymous,
 		},
 		ctx:       ctx,
 		cancel:    cancel,

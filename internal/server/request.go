@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/security"
 )
 
 // Request is one decoded client request.
@@ -32,6 +34,11 @@ type ConnInfo struct {
 	SecurityProtocol string
 	Remote           net.Addr
 	Local            net.Addr
+	// Principal is who the connection acts as: security.Anonymous until it
+	// authenticates (TLS client certificate or SASL). Only the connection's
+	// handler goroutine writes it, between requests (re-authentication,
+	// KIP-368, replaces it), so handlers read it without a lock.
+	Principal security.Principal
 }
 
 // Handler answers requests. The context passed to Handle is cancelled when
