@@ -4,12 +4,20 @@
 #   python3-confluent-kafka  librdkafka's Python binding, for /usr/bin/python3
 #   kcat                     librdkafka's command-line client
 #   iproute2                 `ip netns`, for test/cluster's network-partition test
+#   openssl                  test certificates and keystores (PKCS12)
+#   krb5-kdc, krb5-admin-server, krb5-user
+#                            an MIT Kerberos KDC the GSSAPI tests start on loopback
+#   libsasl2-modules-gssapi-mit, python3-gssapi
+#                            GSSAPI for librdkafka and kafka-python
+#   prometheus               a real Prometheus server scraping /metrics in tests
 #   staticcheck              the lint step (Go module proxy)
 # Idempotent: installs only what is missing, and runs `apt-get update` only
 # when something is missing. Prints the versions in use. Needs root (or sudo).
 set -euo pipefail
 
-packages=(python3 python3-kafka python3-confluent-kafka kcat iproute2)
+packages=(python3 python3-kafka python3-confluent-kafka kcat iproute2 openssl
+	krb5-kdc krb5-admin-server krb5-user libsasl2-modules-gssapi-mit python3-gssapi
+	prometheus)
 
 missing=()
 for pkg in "${packages[@]}"; do
