@@ -32,6 +32,8 @@ type Image struct {
 	nextProducerID    int64
 	lastProducerBlock *ProducerIDsRecord
 	clusterID         string
+	// clientQuotas is replaced whole on change (client_quotas.go).
+	clientQuotas *ClientQuotas
 
 	// sortedTopics caches Topics(); computed on first use.
 	sortedTopics atomic.Pointer[[]*TopicImage]
@@ -277,6 +279,7 @@ func (img *Image) Records() []Record {
 		r := *img.lastProducerBlock
 		recs = append(recs, &r)
 	}
+	recs = appendClientQuotaRecords(recs, img.clientQuotas)
 	return recs
 }
 

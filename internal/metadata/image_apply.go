@@ -57,6 +57,7 @@ type imageBuilder struct {
 	nextProducerID    int64
 	lastProducerBlock *ProducerIDsRecord
 	clusterID         string
+	clientQuotas      *ClientQuotas
 }
 
 func newImageBuilder(img *Image) *imageBuilder {
@@ -72,6 +73,7 @@ func newImageBuilder(img *Image) *imageBuilder {
 		nextProducerID:    img.nextProducerID,
 		lastProducerBlock: img.lastProducerBlock,
 		clusterID:         img.clusterID,
+		clientQuotas:      img.clientQuotas,
 	}
 }
 
@@ -86,6 +88,7 @@ func (b *imageBuilder) build(offset int64) *Image {
 		nextProducerID:    b.nextProducerID,
 		lastProducerBlock: b.lastProducerBlock,
 		clusterID:         b.clusterID,
+		clientQuotas:      b.clientQuotas,
 	}
 }
 
@@ -109,6 +112,8 @@ func (b *imageBuilder) apply(r Record) error {
 		return b.applyFeatureLevel(r)
 	case *BrokerRegistrationChangeRecord:
 		return b.applyBrokerRegistrationChange(r)
+	case *ClientQuotaRecord:
+		return b.applyClientQuota(r)
 	case *ClusterIDRecord:
 		if _, err := ParseUuid(r.ClusterID); err != nil {
 			return fmt.Errorf("invalid cluster id %q", r.ClusterID)

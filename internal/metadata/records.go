@@ -51,6 +51,8 @@ func (t RecordType) String() string {
 		return "BrokerRegistrationChangeRecord"
 	case ClusterIDRecordType:
 		return "ClusterIDRecord"
+	case ClientQuotaRecordType:
+		return "ClientQuotaRecord"
 	}
 	return fmt.Sprintf("RecordType(%d)", int8(t))
 }
@@ -226,6 +228,8 @@ func newRecord(t RecordType) (Record, bool) {
 		return &BrokerRegistrationChangeRecord{}, true
 	case ClusterIDRecordType:
 		return &ClusterIDRecord{}, true
+	case ClientQuotaRecordType:
+		return &ClientQuotaRecord{}, true
 	}
 	return nil, false
 }
