@@ -202,6 +202,7 @@ var controllerAPIs = map[int16]bool{
 	int16(kmsg.AlterPartitionAssignments):  true,
 	int16(kmsg.ListPartitionReassignments): true,
 	int16(kmsg.UpdateFeatures):             true,
+	int16(kmsg.AlterClientQuotas):          true,
 }
 
 // ControllerHandler returns the handler of this node's controller endpoint

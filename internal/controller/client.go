@@ -457,6 +457,12 @@ func hasNotController(r kmsg.Response) bool {
 		return resp.ErrorCode == nc
 	case *kmsg.UpdateRaftVoterResponse:
 		return resp.ErrorCode == nc
+	case *kmsg.AlterClientQuotasResponse:
+		for _, e := range resp.Entries {
+			if e.ErrorCode == nc {
+				return true
+			}
+		}
 	}
 	return false
 }
