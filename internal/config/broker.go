@@ -45,6 +45,11 @@ type Broker struct {
 	NumIOThreads                 int32 `config:"num.io.threads"`
 	BackgroundThreads            int32 `config:"background.threads"`
 	RequestTimeoutMs             int32 `config:"request.timeout.ms"`
+	// Client quota windows (internal/security/quota).
+	QuotaWindowNum                   int32 `config:"quota.window.num"`
+	QuotaWindowSizeSeconds           int32 `config:"quota.window.size.seconds"`
+	ControllerQuotaWindowNum         int32 `config:"controller.quota.window.num"`
+	ControllerQuotaWindowSizeSeconds int32 `config:"controller.quota.window.size.seconds"`
 
 	// Storage and log defaults.
 	LogDirs                                 []string `config:"log.dirs,log.dir"`
@@ -327,6 +332,10 @@ func (b *Broker) fill() error {
 	b.NumIOThreads = i32("num.io.threads")
 	b.BackgroundThreads = i32("background.threads")
 	b.RequestTimeoutMs = i32("request.timeout.ms")
+	b.QuotaWindowNum = i32("quota.window.num")
+	b.QuotaWindowSizeSeconds = i32("quota.window.size.seconds")
+	b.ControllerQuotaWindowNum = i32("controller.quota.window.num")
+	b.ControllerQuotaWindowSizeSeconds = i32("controller.quota.window.size.seconds")
 
 	b.NumRecoveryThreadsPerDataDir = i32("num.recovery.threads.per.data.dir")
 	b.NumReplicaAlterLogDirsThreads = i32("num.replica.alter.log.dirs.threads")

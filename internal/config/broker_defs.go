@@ -85,6 +85,12 @@ var brokerDefList = []Def{
 	def("max.connections.per.ip", Int, intMax, "Maximum connections accepted from a single IP address.", atLeast(0)),
 	def("max.connections.per.ip.overrides", String, "", "Per-IP or hostname overrides of max.connections.per.ip, as host:count pairs.", custom("host:count,...", validateConnectionOverrides)),
 	def("max.connection.creation.rate", Int, intMax, "Maximum new connections accepted per second.", atLeast(0)),
+	// Client quotas (internal/security/quota).
+	def("quota.window.num", Int, "11", "Number of samples kept to measure client quota rates.", atLeast(1)),
+	def("quota.window.size.seconds", Int, "1", "Length of each client quota sample, in seconds.", atLeast(1)),
+	def("controller.quota.window.num", Int, "11", "Number of samples of the controller mutation quota.", atLeast(1)),
+	def("controller.quota.window.size.seconds", Int, "1", "Length of each controller mutation quota sample, in seconds.", atLeast(1)),
+	def("client.quota.callback.class", Class, noDefault, "ClientQuotaCallback plugin deciding client quotas."),
 	def("connections.max.idle.ms", Long, "600000", "Idle time after which the broker closes a connection."),
 	def("connection.failed.authentication.delay.ms", Int, "100", "Delay before closing a connection that failed authentication.", atLeast(0)),
 	def("connections.max.reauth.ms", Long, "0", "Longest session lifetime before a SASL client must re-authenticate (0: never)."),

@@ -135,6 +135,7 @@ var keyStatus = map[string]Support{
 	"log.dir.failure.timeout.ms":                    defaultOnly("a failed log dir is reported in an immediate heartbeat, retried with every heartbeat; the broker does not shut down when the report is late"),
 	"log.initial.task.delay.ms":                     defaultOnly("the log manager's periodic tasks first run one interval after start-up"),
 	"create.topic.policy.class.name":                defaultOnly(whyPlugin),
+	"client.quota.callback.class":                   defaultOnly(whyPlugin),
 	"alter.config.policy.class.name":                defaultOnly(whyPlugin),
 	"remote.log.storage.system.enable":              defaultOnly(whyTiered),
 

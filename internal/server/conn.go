@@ -95,10 +95,33 @@ func (c *conn) serve() {
 		if reusableFrame(frame) {
 			putFrame(frame)
 		}
+		if ok {
+			ok = c.awaitThrottle()
+		}
 		c.busy.Store(false)
 		if !ok {
 			return
 		}
+	}
+}
+
+// awaitThrottle holds the connection muted until a throttle set by the
+// handler ends (ConnInfo.Throttle, KIP-219): the response is already
+// queued, and no further request is handled meanwhile (readLoop holds at
+// most one more frame, then stops reading). busy stays set, so the idle
+// timeout does not count the mute. False when the connection ends.
+func (c *conn) awaitThrottle() bool {
+	wait := time.Until(c.info.throttledUntil)
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
 	}
 }
 
@@ -220,6 +243,7 @@ func (c *conn) handleFrame(frame []byte) (keepOpen bool) {
 		Body:          req,
 		Conn:          &c.info,
 		Received:      received,
+		Size:          len(frame),
 	}
 	resp, err := c.callHandler(r)
 	if err != nil {

@@ -25,6 +25,9 @@ type Request struct {
 	Body     kmsg.Request
 	Conn     *ConnInfo
 	Received time.Time
+	// Size is the request's length in bytes (its frame without the size
+	// prefix), what Kafka's produce quota counts.
+	Size int
 }
 
 // ConnInfo describes the connection a request arrived on.
@@ -39,6 +42,24 @@ type ConnInfo struct {
 	// handler goroutine writes it, between requests (re-authentication,
 	// KIP-368, replaces it), so handlers read it without a lock.
 	Principal security.Principal
+
+	// throttledUntil is when a KIP-219 mute ends (Throttle); handler
+	// goroutine only.
+	throttledUntil time.Time
+}
+
+// Throttle mutes the connection for d once the response of the request
+// being handled is queued: no further request of the connection is handled
+// until d has passed (KIP-219: the broker answers a client over its quota
+// at once, with the throttle time, then stops reading from it for that
+// long). Only the connection's handler goroutine calls it, from Handle.
+func (c *ConnInfo) Throttle(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if until := time.Now().Add(d); until.After(c.throttledUntil) {
+		c.throttledUntil = until
+	}
 }
 
 // Handler answers requests. The context passed to Handle is cancelled when

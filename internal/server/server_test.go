@@ -57,6 +57,9 @@ func (h *testHandler) Handle(ctx context.Context, r *Request) (kmsg.Response, er
 			h.released <- struct{}{}
 			return nil, ctx.Err()
 		}
+		if len(req.Topics) == 1 && req.Topics[0].Topic != nil && *req.Topics[0].Topic == "throttle" {
+			r.Conn.Throttle(time.Second)
+		}
 		time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
 		resp := req.ResponseKind().(*kmsg.MetadataResponse)
 		resp.ControllerID = r.CorrelationID

@@ -44,7 +44,8 @@ const sensorIdle = time.Hour
 // arithmetic of one recording. No lock is held across I/O or taken inside
 // another.
 type Manager struct {
-	w   Window
+	w   Window // quota.window.num × quota.window.size.seconds
+	cw  Window // controller.quota.window.*: the mutation quota's burst
 	now func() time.Time
 
 	table   atomic.Pointer[table]
@@ -80,13 +81,26 @@ type sensor struct {
 	}
 }
 
-// NewManager returns a Manager measuring over w (quota.window.num,
-// quota.window.size.seconds); now is the clock, nil for time.Now.
-func NewManager(w Window, now func() time.Time) *Manager {
-	if now == nil {
-		now = time.Now
+// Config configures a Manager.
+type Config struct {
+	// Window is quota.window.num and quota.window.size.seconds.
+	Window Window
+	// ControllerWindow is controller.quota.window.num and
+	// controller.quota.window.size.seconds.
+	ControllerWindow Window
+	// Now is the clock; nil for time.Now.
+	Now func() time.Time
+}
+
+// NewManager returns a Manager following no quotas until Sync.
+func NewManager(c Config) *Manager {
+	if c.Now == nil {
+		c.Now = time.Now
 	}
-	m := &Manager{w: w, now: now}
+	if c.Window.Samples < 1 || c.Window.Size <= 0 || c.ControllerWindow.Samples < 1 || c.ControllerWindow.Size <= 0 {
+		panic("quota: window without samples")
+	}
+	m := &Manager{w: c.Window, cw: c.ControllerWindow, now: c.Now}
 	m.table.Store(&table{})
 	for i := range m.sensors {
 		m.sensors[i].mu.m = map[SensorKey]*sensor{}
@@ -189,9 +203,9 @@ func (m *Manager) MutationAllowed(user, clientID string) (bool, time.Duration) {
 	s := m.sensor(ControllerMutation, sk, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mu.bucket.refill(limit, m.w, now)
+	s.mu.bucket.refill(limit, m.cw, now)
 	if d := s.mu.bucket.throttle(limit); d > 0 {
-		return false, min(d, m.w.MaxThrottle())
+		return false, min(d, m.cw.MaxThrottle())
 	}
 	return true, 0
 }
@@ -207,9 +221,9 @@ func (m *Manager) RecordMutations(user, clientID string, n int) time.Duration {
 	s := m.sensor(ControllerMutation, sk, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mu.bucket.refill(limit, m.w, now)
+	s.mu.bucket.refill(limit, m.cw, now)
 	s.mu.bucket.tokens -= float64(n)
-	return min(s.mu.bucket.throttle(limit), m.w.MaxThrottle())
+	return min(s.mu.bucket.throttle(limit), m.cw.MaxThrottle())
 }
 
 // sensor returns the client's sensor of kind k, creating it; sensors idle

@@ -143,7 +143,7 @@ func TestThrottleTime(t *testing.T) {
 // change of quota in the image applies at once.
 func TestManagerRecord(t *testing.T) {
 	now := time.Unix(1000, 0)
-	m := NewManager(DefaultWindow, func() time.Time { return now })
+	m := NewManager(Config{Window: DefaultWindow, ControllerWindow: DefaultWindow, Now: func() time.Time { return now }})
 	q := quotasOf(t, map[metadata.QuotaEntity]float64{{ClientID: metadata.QuotaDefault}: 100}, ProducerByteRate)
 	m.Sync(q)
 	if m.Enabled(Fetch) || !m.Enabled(Produce) {
@@ -178,7 +178,7 @@ func TestManagerRecord(t *testing.T) {
 // strict request is refused while in debt.
 func TestMutationQuota(t *testing.T) {
 	now := time.Unix(1000, 0)
-	m := NewManager(DefaultWindow, func() time.Time { return now })
+	m := NewManager(Config{Window: DefaultWindow, ControllerWindow: DefaultWindow, Now: func() time.Time { return now }})
 	m.Sync(quotasOf(t, map[metadata.QuotaEntity]float64{{User: metadata.QuotaDefault}: 2}, ControllerMutationRate))
 	if ok, _ := m.MutationAllowed("u", "c"); !ok {
 		t.Fatal("fresh bucket refused")
