@@ -26,6 +26,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/security/quota"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -40,6 +41,9 @@ type Broker struct {
 	partitions *partition.Manager
 	// leaderQuota throttles follower fetches (fetch_throttle.go).
 	leaderQuota ReplicationQuota
+	// clientQuotas measures clients against their quotas
+	// (client_quota_throttle.go).
+	clientQuotas *quota.Manager
 	// groups is the group coordinator; nil on a broker assembled
 	// without one (group APIs then answer COORDINATOR_NOT_AVAILABLE).
 	groups *group.Coordinator
@@ -133,6 +137,7 @@ func New(o Options) *Broker {
 		kraftVersion:  o.KRaftVersion,
 		ready:         o.Ready,
 		leaderQuota:   o.LeaderQuota,
+		clientQuotas:  newClientQuotas(o.Config),
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),
@@ -268,7 +273,7 @@ func (b *Broker) Handle(ctx context.Context, r *server.Request) (kmsg.Response, 
 			return nil, ctx.Err()
 		}
 	}
-	resp, err := a.handle(b, ctx, r)
+	resp, err := b.handleMeasured(ctx, a, r)
 	if client && r.Key == int16(kmsg.ApiVersions) && err == nil {
 		withoutInterBrokerAPIs(resp)
 	}

@@ -51,6 +51,10 @@ func broker(file string) string { return fmt.Sprintf(suiteBroker, file) }
 // apiDocs must name every registered API; TestCompatibilityDoc fails for a
 // registration without an entry, so a new API cannot ship undocumented.
 var apiDocs = map[kmsg.Key]apiDoc{
+	kmsg.DescribeClientQuotas: {"user, client-id, ip entities and their defaults; exact, default and any (specified) matches, strict or not, Kafka's filter errors; answered from the broker's image",
+		[]string{broker("client_quotas_test.go"), suiteCLI}},
+	kmsg.AlterClientQuotas: {"producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate (user/client-id), connection_creation_rate (ip); validated as Kafka's controller (INVALID_REQUEST per entry); validate_only; forwarded to the active controller",
+		[]string{broker("client_quotas_test.go"), suiteCLI}},
 	kmsg.ElectLeaders: {"preferred and unclean (KIP-460); null topics = all partitions; forwarded to the active controller",
 		[]string{suiteCtrl}},
 	kmsg.AlterPartitionAssignments: {"KIP-455: new replicas copy the data and join the ISR before the old ones are dropped; null replicas cancel; forwarded",

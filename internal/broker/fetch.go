@@ -107,6 +107,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 	if r.Version >= 15 {
 		reader.replicaID = req.ReplicaState.ID
 	}
+	maxBytes = b.fetchQuotaBytes(r, reader, maxBytes)
 	deadline := r.Received.Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 
 	var waiter *partition.Waiter
@@ -122,6 +123,16 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 		done := anyError || size >= int(req.MinBytes) || req.MaxWaitMillis <= 0
 		wait := time.Until(deadline)
 		if done || wait <= 0 || ctx.Err() != nil {
+			if d := b.throttleFetch(r, reader, size); d > 0 {
+				// Over consumer_byte_rate: answered empty with the
+				// throttle time, as Kafka's getThrottledResponse; the
+				// session records nothing as sent.
+				if session != nil && !session.finish(epoch, nil) {
+					resp.ErrorCode, resp.SessionID = kerr.InvalidFetchSessionEpoch.Code, 0
+				}
+				resp.ThrottleMillis = throttleMillis(d)
+				return resp, nil
+			}
 			// Only the read that is answered updates what the session
 			// has sent: a change seen by a read before parking must
 			// still count as a change for the read after it.
@@ -148,12 +159,14 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 			continue
 		}
 		timer := time.NewTimer(wait)
+		parkedFrom := time.Now()
 		select {
 		case <-waiter.C:
 		case <-timer.C:
 		case <-ctx.Done():
 		}
 		timer.Stop()
+		parked(ctx, parkedFrom)
 	}
 }
 

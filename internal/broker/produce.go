@@ -112,10 +112,12 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 		// One deadline for the whole request, as Kafka's delayed produce;
 		// waiting partition by partition costs no more than the slowest.
 		wctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+		parkedFrom := time.Now()
 		for _, w := range waits {
 			errs[w.topic][w.partition] = w.p.AwaitReplication(wctx, w.required)
 		}
 		cancel()
+		parked(ctx, parkedFrom)
 	}
 
 	var failed error
@@ -158,6 +160,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	for _, ep := range leaderEndpoints(img, leaders, listenerOf(r)) {
 		resp.Brokers = append(resp.Brokers, kmsg.ProduceResponseBroker{NodeID: ep.NodeID, Host: ep.Host, Port: ep.Port, Rack: ep.Rack})
 	}
+	resp.ThrottleMillis = b.throttleProduce(r)
 	if req.Acks == 0 {
 		if failed != nil {
 			return nil, fmt.Errorf("produce with acks=0 failed: %w", failed)
