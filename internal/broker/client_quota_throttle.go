@@ -129,6 +129,12 @@ func parked(ctx context.Context, start time.Time) {
 // response (the larger of it and a byte-rate throttle already set).
 func (b *Broker) handleMeasured(ctx context.Context, a api, r *server.Request) (kmsg.Response, error) {
 	q := b.quotas()
+	if _, mutating := strictMutationVersion[r.Key]; mutating && q.Enabled(quota.ControllerMutation) {
+		next := a.handle
+		a.handle = func(b *Broker, ctx context.Context, r *server.Request) (kmsg.Response, error) {
+			return b.handleMutationQuota(ctx, next, r)
+		}
+	}
 	if !q.Enabled(quota.Request) || interBrokerAPIs[r.Key] || requestQuotaExempt[r.Key] ||
 		r.ClientID == controller.ForwardClientID || (r.Key == int16(kmsg.Fetch) && isReplicaFetch(r)) {
 		return a.handle(b, ctx, r)

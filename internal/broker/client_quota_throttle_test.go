@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/record"
@@ -76,5 +77,54 @@ func TestFetchOverQuotaIsAnsweredEmpty(t *testing.T) {
 			t.Fatalf("a throttled fetch returned %d topics, want none", len(resp.Topics))
 		}
 		break
+	}
+}
+
+// TestControllerMutationQuota is KIP-599: a burst of the window's worth of
+// partitions passes, its debt is the throttle, and while in debt a strict
+// CreateTopics (v6+) is THROTTLING_QUOTA_EXCEEDED and creates nothing,
+// while an older version is only throttled.
+func TestControllerMutationQuota(t *testing.T) {
+	tn := startNode(t, nil)
+	admin := tn.dial()
+	admin.fmter = kmsg.NewRequestFormatter(kmsg.FormatterClientID("admin"))
+	// 1 partition/s: a burst of 11 (11 samples of 1 s).
+	if codes := alterQuotas(admin, false, quotaEntry([]string{"client-id=creator"}, quotaOp{key: "controller_mutation_rate", value: 1})); codes[0] != 0 {
+		t.Fatalf("alter: %v", codes)
+	}
+	create := func(v int16, name string, partitions int32) *kmsg.CreateTopicsResponse {
+		c := tn.dial() // a fresh connection: the last one may be muted
+		c.fmter = kmsg.NewRequestFormatter(kmsg.FormatterClientID("creator"))
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, 1
+		req.Topics = append(req.Topics, rt)
+		req.TimeoutMillis = 5000
+		return do[*kmsg.CreateTopicsResponse](c, v, req)
+	}
+	resp := create(7, "burst", 20)
+	if resp.Topics[0].ErrorCode != 0 || resp.ThrottleMillis < 8000 || resp.ThrottleMillis > 9000 {
+		t.Fatalf("burst: error %d throttle %d ms, want none and about 9000 (debt of 9 at 1/s)", resp.Topics[0].ErrorCode, resp.ThrottleMillis)
+	}
+	resp = create(7, "refused", 1)
+	if resp.Topics[0].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || resp.ThrottleMillis <= 0 {
+		t.Fatalf("in debt, v7: error %d throttle %d", resp.Topics[0].ErrorCode, resp.ThrottleMillis)
+	}
+	if md := do[*kmsg.MetadataResponse](admin, 4, metadataReq("refused")); md.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("a refused topic was created: %d", md.Topics[0].ErrorCode)
+	}
+	resp = create(5, "permissive", 1)
+	if resp.Topics[0].ErrorCode != 0 || resp.ThrottleMillis <= 0 {
+		t.Fatalf("in debt, v5: error %d throttle %d, want created and throttled", resp.Topics[0].ErrorCode, resp.ThrottleMillis)
+	}
+	// Another client id is not limited.
+	if resp := do[*kmsg.CreateTopicsResponse](admin, 7, func() kmsg.Request {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "free", 30, 1
+		req.Topics = append(req.Topics, rt)
+		return req
+	}()); resp.Topics[0].ErrorCode != 0 || resp.ThrottleMillis != 0 {
+		t.Fatalf("unlimited client: error %d throttle %d", resp.Topics[0].ErrorCode, resp.ThrottleMillis)
 	}
 }
