@@ -296,6 +296,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Limits:         limits,
 		SendBuffer:     int(cfg.SocketSendBufferBytes),
 		ReceiveBuffer:  int(cfg.SocketReceiveBufferBytes),
+		ConnectionRate: ipConnectionRate(cfg, n.meta),
 	}, b, log.With("component", "server"))
 	n.connQuotasMu.Lock()
 	n.server, n.connQuotas = srv, quotas0

@@ -192,3 +192,38 @@ func remoteIP(a net.Addr) string {
 	}
 	return host
 }
+
+// throttleConnection applies connection_creation_rate (Config.ConnectionRate)
+// to a connection just admitted from ip: over the rate, its slot is given
+// back and it is closed after the throttle time, unserved; true then.
+func (s *Server) throttleConnection(l *listener, nc net.Conn, ip string) bool {
+	if s.cfg.ConnectionRate == nil || l.cfg.Name == s.quotas.interBrokerListener() {
+		return false
+	}
+	d := s.cfg.ConnectionRate(ip)
+	if d <= 0 {
+		return false
+	}
+	s.log.Info("connection throttled: connection_creation_rate reached", "listener", l.cfg.Name, "ip", ip, "throttle_ms", d.Milliseconds())
+	s.quotas.closed(ip)
+	// One goroutine per throttled connection, for at most the quota
+	// window; Close ends them early.
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+			t.Stop()
+		}
+		nc.Close()
+	}()
+	return true
+}
+
+func (q *connQuotas) interBrokerListener() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.mu.limits.InterBrokerListener
+}

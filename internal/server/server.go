@@ -38,6 +38,13 @@ type Config struct {
 	// socket.receive.buffer.bytes: SO_SNDBUF / SO_RCVBUF of accepted
 	// connections; zero or -1 keeps the operating system's.
 	SendBuffer, ReceiveBuffer int
+	// ConnectionRate, if set, is asked about every connection admitted
+	// on a listener other than Limits.InterBrokerListener: a positive
+	// answer means its address is over its connection_creation_rate quota
+	// (KIP-612), and the connection is closed after that long, unserved,
+	// as Kafka's acceptor closes a throttled socket after its throttle
+	// time so the client does not reconnect at once.
+	ConnectionRate func(ip string) time.Duration
 }
 
 // Server owns the listeners and their connections.
@@ -182,6 +189,9 @@ func (s *Server) accept(l *listener) {
 			// Kafka's TooManyConnectionsException: closed at once.
 			s.log.Info("connection refused: max.connections.per.ip reached", "listener", l.cfg.Name, "ip", ip)
 			nc.Close()
+			continue
+		}
+		if s.throttleConnection(l, nc, ip) {
 			continue
 		}
 		if tc, ok := nc.(*net.TCPConn); ok {

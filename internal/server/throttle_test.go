@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,4 +39,27 @@ func TestThrottleMutesConnection(t *testing.T) {
 	if waited := time.Since(start); waited < time.Second {
 		t.Fatalf("the next request was answered after %v, within the 1 s throttle", waited)
 	}
+}
+
+// TestConnectionRateClosesThrottledConnections: a connection whose address
+// is over connection_creation_rate is never served and is closed after the
+// throttle time; the others are served.
+func TestConnectionRateClosesThrottledConnections(t *testing.T) {
+	var accepted atomic.Int32
+	_, _, addr := startTestServer(t, Config{ConnectionRate: func(ip string) time.Duration {
+		if ip != "127.0.0.1" {
+			t.Errorf("asked about %q", ip)
+		}
+		if accepted.Add(1) > 1 {
+			return 100 * time.Millisecond
+		}
+		return 0
+	}})
+	first := dial(t, addr)
+	if err := roundTrip(t, first, 1, 5*time.Second); err != nil {
+		t.Fatalf("first connection: %v", err)
+	}
+	over := dial(t, addr)
+	over.Write(encodeRequest(kmsg.NewPtrApiVersionsRequest(), 2, "limits"))
+	expectClosed(t, over)
 }

@@ -239,3 +239,38 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionRates: an address gets its own quota or the default ip
+// quota; over it, connections are refused and not counted.
+func TestConnectionRates(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := NewConnectionRates(DefaultWindow, func() time.Time { return now })
+	if d := r.Admit("10.0.0.1"); d != 0 {
+		t.Fatalf("no quota: %v", d)
+	}
+	r.Sync(quotasOf(t, map[metadata.QuotaEntity]float64{
+		{IP: metadata.QuotaName("10.0.0.1")}: 1,
+		{IP: metadata.QuotaDefault}:          100,
+	}, ConnectionCreationRate))
+	// 1/s over the 10 s minimum window: 10 connections at once pass.
+	for i := range 10 {
+		if d := r.Admit("10.0.0.1"); d != 0 {
+			t.Fatalf("connection %d refused for %v", i+1, d)
+		}
+	}
+	if d := r.Admit("10.0.0.1"); d <= 0 {
+		t.Fatal("the 11th connection within a second passed")
+	}
+	if d := r.Admit("10.0.0.2"); d != 0 {
+		t.Fatalf("another address (default quota) refused: %v", d)
+	}
+	// The ten stay in the window until their sample expires.
+	now = now.Add(2 * time.Second)
+	if d := r.Admit("10.0.0.1"); d <= 0 {
+		t.Fatal("after 2 s: passed, but ten connections are still in the window")
+	}
+	now = now.Add(10 * time.Second)
+	if d := r.Admit("10.0.0.1"); d != 0 {
+		t.Fatalf("after the window: refused for %v", d)
+	}
+}
