@@ -24,12 +24,17 @@ type configResource struct {
 	broker         int32
 	brokerDefaults bool
 	group          string
+	// quota is a client quota entity (users, clients, ips:
+	// configs_quotas.go); the other fields are then unset.
+	quota *quotaTarget
 }
 
 func topicResource(name string) configResource { return configResource{topic: name, broker: -1} }
 
 func (r configResource) String() string {
 	switch {
+	case r.quota != nil:
+		return r.quota.String()
 	case r.topic != "":
 		return fmt.Sprintf("topic %q", r.topic)
 	case r.group != "":
@@ -121,7 +126,11 @@ func newConfigsCommand() *cobra.Command {
   vltava configs describe --broker 1 --all
   vltava configs alter --group orders-app --set consumer.session.timeout.ms=50000`,
 	}
-	cmd.AddCommand(newConfigsDescribeCommand(), newConfigsAlterCommand())
+	ents := &entityArgs{}
+	cmd.AddCommand(newConfigsDescribeCommand(ents), newConfigsAlterCommand(ents))
+	// The entity flags are the parent's own, so their order survives the
+	// Kafka form (configs_quotas.go).
+	ents.register(cmd.Flags())
 	// kafka-configs.sh --entity-type topics --entity-name t --alter --add-config k=v
 	addKafkaModes(cmd, "", map[string]string{"describe": "describe", "alter": "alter"})
 	return cmd
@@ -135,8 +144,9 @@ type resourceFlags struct {
 	brokerDefaults bool
 	group          string
 
-	entityType, entityName string
-	entityDefault          bool
+	// ents are kafka-configs.sh's --entity-type/--entity-name/
+	// --entity-default, in the order given.
+	ents *entityArgs
 }
 
 func (f *resourceFlags) register(cmd *cobra.Command) {
@@ -144,15 +154,13 @@ func (f *resourceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Int32Var(&f.broker, "broker", -1, "broker id whose configs to use")
 	cmd.Flags().BoolVar(&f.brokerDefaults, "broker-defaults", false, "use the cluster-wide broker defaults")
 	cmd.Flags().StringVar(&f.group, "group", "", "consumer group whose configs (KIP-848) to use; it need not exist yet")
-	cmd.Flags().StringVar(&f.entityType, "entity-type", "", "Kafka's entity type: topics, brokers or groups")
-	cmd.Flags().StringVar(&f.entityName, "entity-name", "", "Kafka's entity name: the topic, broker id or group")
-	cmd.Flags().BoolVar(&f.entityDefault, "entity-default", false, "Kafka's default entity (with --entity-type brokers: the broker defaults)")
+	f.ents.register(cmd.Flags())
 }
 
 // fromEntity maps kafka-configs.sh's entity flags onto the selectors.
 func (f *resourceFlags) fromEntity() error {
-	if f.entityType == "" {
-		if f.entityName != "" || f.entityDefault {
+	if len(f.ents.types) == 0 {
+		if len(f.ents.names) > 0 {
 			return errors.New("--entity-name and --entity-default need --entity-type")
 		}
 		return nil
@@ -160,32 +168,42 @@ func (f *resourceFlags) fromEntity() error {
 	if f.topic != "" || f.broker >= 0 || f.brokerDefaults || f.group != "" {
 		return errors.New("give --entity-type/--entity-name or --topic/--broker/--broker-defaults/--group, not both")
 	}
-	if (f.entityName != "") == f.entityDefault {
+	if f.ents.isQuotaEntity() {
+		return nil // resource() builds the quota target
+	}
+	if len(f.ents.types) > 1 {
+		return errors.New("--entity-type given more than once: only users and clients combine")
+	}
+	if len(f.ents.names) != 1 {
 		return errors.New("give exactly one of --entity-name and --entity-default")
 	}
-	switch f.entityType {
+	entityName, entityDefault := "", f.ents.names[0] == nil
+	if !entityDefault {
+		entityName = *f.ents.names[0]
+	}
+	switch f.ents.types[0] {
 	case "topics":
-		if f.entityDefault {
+		if entityDefault {
 			return errors.New("--entity-type topics has no default entity")
 		}
-		f.topic = f.entityName
+		f.topic = entityName
 	case "groups":
-		if f.entityDefault {
+		if entityDefault {
 			return errors.New("--entity-type groups has no default entity")
 		}
-		f.group = f.entityName
+		f.group = entityName
 	case "brokers":
-		if f.entityDefault {
+		if entityDefault {
 			f.brokerDefaults = true
 			return nil
 		}
-		n, err := strconv.ParseInt(f.entityName, 10, 32)
+		n, err := strconv.ParseInt(entityName, 10, 32)
 		if err != nil || n < 0 {
-			return fmt.Errorf("--entity-name %q: want a broker id", f.entityName)
+			return fmt.Errorf("--entity-name %q: want a broker id", entityName)
 		}
 		f.broker = int32(n)
 	default:
-		return fmt.Errorf("--entity-type %q is not supported: use topics, brokers or groups", f.entityType)
+		return fmt.Errorf("--entity-type %q is not supported: use topics, brokers, groups, users, clients or ips", f.ents.types[0])
 	}
 	return nil
 }
@@ -193,6 +211,10 @@ func (f *resourceFlags) fromEntity() error {
 func (f *resourceFlags) resource() (configResource, error) {
 	if err := f.fromEntity(); err != nil {
 		return configResource{}, err
+	}
+	if f.ents.isQuotaEntity() {
+		t, err := f.ents.quotaTarget()
+		return configResource{broker: -1, quota: t}, err
 	}
 	n := 0
 	if f.topic != "" {
@@ -221,9 +243,9 @@ type configEntry struct {
 	Sensitive bool   `json:"sensitive"`
 }
 
-func newConfigsDescribeCommand() *cobra.Command {
+func newConfigsDescribeCommand(ents *entityArgs) *cobra.Command {
 	var (
-		rf  resourceFlags
+		rf  = resourceFlags{ents: ents}
 		all bool
 	)
 	cmd := &cobra.Command{
@@ -242,6 +264,9 @@ func newConfigsDescribeCommand() *cobra.Command {
 			cl, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
+			}
+			if res.quota != nil {
+				return describeQuotas(in.ctx, adm, res.quota, in.json, in.stdout)
 			}
 			rc, err := res.describe(in.ctx, cl, adm)
 			if err != nil {
@@ -307,9 +332,9 @@ func sourceName(s kmsg.ConfigSource) string {
 	}
 }
 
-func newConfigsAlterCommand() *cobra.Command {
+func newConfigsAlterCommand(ents *entityArgs) *cobra.Command {
 	var (
-		rf         resourceFlags
+		rf         = resourceFlags{ents: ents}
 		sets, dels []string
 		addConfigs []string
 		delConfigs []string
@@ -351,7 +376,12 @@ func newConfigsAlterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := alterConfigs(in.ctx, cl, adm, res, kvs, dels); err != nil {
+			if res.quota != nil {
+				err = alterQuotas(in.ctx, adm, res.quota, kvs, dels)
+			} else {
+				err = alterConfigs(in.ctx, cl, adm, res, kvs, dels)
+			}
+			if err != nil {
 				return err
 			}
 			if in.json {
