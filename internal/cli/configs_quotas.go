@@ -148,7 +148,7 @@ func describeQuotaComponent(c kadm.ClientQuotaEntityComponent) string {
 
 // quotaEntry is one row of `configs describe` for quota entities.
 type quotaEntry struct {
-	Entity map[string]*string  `json:"entity"`
+	Entity map[string]*string `json:"entity"`
 	Values map[string]float64 `json:"values"`
 }
 

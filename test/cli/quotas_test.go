@@ -6,7 +6,7 @@ import (
 )
 
 type quotaRow struct {
-	Entity map[string]*string  `json:"entity"`
+	Entity map[string]*string `json:"entity"`
 	Values map[string]float64 `json:"values"`
 }
 
