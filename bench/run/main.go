@@ -92,6 +92,9 @@ func scenarios() []scenario {
 		scenario{name: "10000 partitions", kind: "partitions", recordSize: 1024, records: 100_000, partitions: 10_000, vltavaOnly: true},
 		scenario{name: "restart after SIGKILL, 2 GiB log", kind: "restart", recordSize: 1024, logBytes: 2 << 30, partitions: 8, vltavaOnly: true},
 		scenario{name: "3 nodes, rf=3 acks=all 1KiB p=3", kind: "cluster3", recordSize: 1024, records: 300_000, acks: "all", compression: "none", partitions: 3},
+		// producer_byte_rate=1 MiB/s: 40 s of records after a warm-up that
+		// spends the quota window's initial allowance (quota.go).
+		scenario{name: "produce 1KiB quota 1MiB/s", kind: "quota", recordSize: 1024, records: 40_960, acks: "1", compression: "none", partitions: 1, vltavaOnly: true},
 	)
 	return ss
 }
@@ -523,6 +526,10 @@ func measure(e env, impl string, s scenario, i int) (m measurement) {
 			m.ok = true
 			return m
 		}
+	case "quota":
+		if m, err = measureQuota(e, b, s); err != nil {
+			return fail(err)
+		}
 	case "restart":
 		records := s.logBytes / int64(s.recordSize)
 		if _, err := perf(e, b, append([]string{"produce", topic, "--num-records", strconv.FormatInt(records, 10),
@@ -627,6 +634,10 @@ func row(s scenario, vs, ks []measurement) string {
 	}
 	if s.kind == "e2e" {
 		notes = append(notes, "cells are p50/p99/p99.9 ms; ratio is p99")
+	}
+	if s.kind == "quota" {
+		notes = append(notes, "V MiB/s under a 1 MiB/s producer_byte_rate: "+stat(vs, func(m measurement) float64 { return m.mbPerSec }, "%.3f")+
+			fmt.Sprintf(" (min %.3f, max %.3f)", minMax(vs, false), minMax(vs, true)))
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", s.name, cell(vs), cell(ks), ratio,
 		stat(vs, measurement.cpuMicrosPerRecord, "%.2f"), stat(ks, measurement.cpuMicrosPerRecord, "%.2f"),
