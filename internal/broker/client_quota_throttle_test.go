@@ -128,3 +128,22 @@ func TestControllerMutationQuota(t *testing.T) {
 		t.Fatalf("unlimited client: error %d throttle %d", resp.Topics[0].ErrorCode, resp.ThrottleMillis)
 	}
 }
+
+// TestRequestPercentageThrottles: with a request_percentage too small for
+// any handler time, a client's requests come back with throttle_time_ms,
+// and other clients' do not.
+func TestRequestPercentageThrottles(t *testing.T) {
+	tn := startNode(t, nil)
+	admin := tn.dial()
+	if codes := alterQuotas(admin, false, quotaEntry([]string{"client-id=busy"}, quotaOp{key: "request_percentage", value: 0.0001})); codes[0] != 0 {
+		t.Fatalf("alter: %v", codes)
+	}
+	c := tn.dial()
+	c.fmter = kmsg.NewRequestFormatter(kmsg.FormatterClientID("busy"))
+	if resp := do[*kmsg.MetadataResponse](c, 4, metadataReq()); resp.ThrottleMillis <= 0 {
+		t.Fatalf("metadata of a client over request_percentage: throttle %d", resp.ThrottleMillis)
+	}
+	if resp := do[*kmsg.MetadataResponse](admin, 4, metadataReq()); resp.ThrottleMillis != 0 {
+		t.Fatalf("another client throttled %d", resp.ThrottleMillis)
+	}
+}
