@@ -9,8 +9,9 @@ package broker
 // Kafka's ClientQuotaControlManager: known entity types, each once, no
 // empty name, an ip alone and a valid address, the entity's own keys
 // (producer_byte_rate, consumer_byte_rate, request_percentage,
-// controller_mutation_rate; connection_creation_rate for ip), integral
-// values for the integral keys, no key or entity twice. Each failure is
+// controller_mutation_rate; connection_creation_rate for ip; SCRAM
+// mechanisms are not quota keys), values above zero, whole values for the
+// integral keys, no key or entity twice. Each failure is
 // INVALID_REQUEST for that entry only; the records of the others are
 // committed as one batch. validate_only checks and commits nothing. The
 // answer comes once the local image shows the change, so a

@@ -102,8 +102,11 @@ func TestClientQuotasAlterDescribe(t *testing.T) {
 		quotaEntry([]string{"group=g"}, quotaOp{key: "producer_byte_rate", value: 1}),
 		quotaEntry([]string{"user="}, quotaOp{key: "producer_byte_rate", value: 1}),
 		quotaEntry(nil, quotaOp{key: "producer_byte_rate", value: 1}),
+		quotaEntry([]string{"user=frank"}, quotaOp{key: "producer_byte_rate", value: 0}),
+		quotaEntry([]string{"user=frank"}, quotaOp{key: "SCRAM-SHA-256", value: 4096}),
+		quotaEntry([]string{"client-id=app"}, quotaOp{key: "consumer_byte_rate", value: 1}), // the entity again
 	)
-	want := []int16{0, 0, 0, 0, 0, 0, ok, ok, ok, ok, ok, ok, ok, ok, ok}
+	want := []int16{0, 0, 0, 0, 0, 0, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok}
 	if !slices.Equal(codes, want) {
 		t.Fatalf("alter codes %v, want %v", codes, want)
 	}

@@ -55,7 +55,7 @@ func TestConfigsQuotas(t *testing.T) {
 	if stderr := fails(t, b, "", "configs", "--alter", "--entity-type", "ips", "--entity-name", "127.0.0.1", "--add-config", "producer_byte_rate=1"); !strings.Contains(stderr, "INVALID_REQUEST") || !strings.Contains(stderr, "Invalid configuration key producer_byte_rate") {
 		t.Errorf("ip with a byte rate: %q", stderr)
 	}
-	if stderr := fails(t, b, "", "configs", "--alter", "--entity-type", "users", "--entity-name", "bob", "--add-config", "producer_byte_rate=1.5"); !strings.Contains(stderr, "must be a Long value") {
+	if stderr := fails(t, b, "", "configs", "--alter", "--entity-type", "users", "--entity-name", "bob", "--add-config", "producer_byte_rate=1.5"); !strings.Contains(stderr, "producer_byte_rate cannot be a fractional value") {
 		t.Errorf("fractional byte rate: %q", stderr)
 	}
 	if stderr := fails(t, b, "", "configs", "--alter", "--entity-type", "users", "--entity-name", "bob", "--entity-type", "ips", "--entity-name", "127.0.0.1", "--add-config", "producer_byte_rate=1"); !strings.Contains(stderr, "ips cannot be combined") {

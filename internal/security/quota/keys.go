@@ -55,7 +55,7 @@ func ValidateEntity(data []metadata.QuotaEntityData) (metadata.QuotaEntity, erro
 	seen := map[string]bool{}
 	for _, d := range data {
 		if seen[d.EntityType] {
-			return metadata.QuotaEntity{}, fmt.Errorf("%w: Invalid empty client quota entity, duplicate entity entry %s", kerr.InvalidRequest, d.EntityType)
+			return metadata.QuotaEntity{}, fmt.Errorf("%w: Invalid client quota entity, duplicate entity entry %s", kerr.InvalidRequest, d.EntityType)
 		}
 		seen[d.EntityType] = true
 		switch d.EntityType {
@@ -73,8 +73,11 @@ func ValidateEntity(data []metadata.QuotaEntityData) (metadata.QuotaEntity, erro
 	}
 	if e.IP.Set {
 		if e.User.Set || e.ClientID.Set {
-			return metadata.QuotaEntity{}, fmt.Errorf("%w: Invalid empty client quota entity", kerr.InvalidRequest)
+			return metadata.QuotaEntity{}, fmt.Errorf("%w: Invalid quota entity combination, IP entity should not be combined with User or ClientId", kerr.InvalidRequest)
 		}
+		// Kafka also takes a resolvable host name here; the controller
+		// resolves nothing (no network call under its lock), so only
+		// addresses are quota entities.
 		if !e.IP.Default && net.ParseIP(e.IP.Name) == nil {
 			return metadata.QuotaEntity{}, fmt.Errorf("%w: %s is not a valid IP or resolvable host.", kerr.InvalidRequest, e.IP.Name)
 		}
@@ -83,10 +86,11 @@ func ValidateEntity(data []metadata.QuotaEntityData) (metadata.QuotaEntity, erro
 }
 
 // ValidateKeyValue checks one quota key and value for an entity, as
-// Kafka's controller does: the key must be one of the entity's keys, an
-// integral key takes no fraction. A nil value (a removal) checks only the
-// key's existence at the entity's kind, which Kafka skips; removal of an
-// unknown key is a no-op there, so nil passes.
+// Kafka's controller does (INVALID_REQUEST): the key must be one of the
+// entity's keys (SCRAM mechanisms are not quota keys, KAFKA-14943), the
+// value above zero, and an integral key's value whole and within its type.
+// A nil value is a removal, which Kafka does not check: removing a key that
+// is not set changes nothing.
 func ValidateKeyValue(e metadata.QuotaEntity, key string, value *float64) error {
 	if value == nil {
 		return nil
@@ -100,18 +104,26 @@ func ValidateKeyValue(e metadata.QuotaEntity, key string, value *float64) error 
 		return fmt.Errorf("%w: Invalid configuration key %s", kerr.InvalidRequest, key)
 	}
 	v := *value
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("%w: Configuration %s must be a number", kerr.InvalidRequest, key)
+	if math.IsNaN(v) || v <= 0 {
+		return fmt.Errorf("%w: Quota %s must be greater than 0", kerr.InvalidRequest, key)
 	}
 	switch typ {
-	case typeLong, typeInt:
-		const epsilon = 1e-6
-		if math.Abs(math.Trunc(v+epsilon)-v) > epsilon {
-			return fmt.Errorf("%w: Configuration %s must be a %s value", kerr.InvalidRequest, key, map[keyType]string{typeLong: "Long", typeInt: "Integer"}[typ])
+	case typeInt:
+		if v > math.MaxInt32 {
+			return fmt.Errorf("%w: Proposed value for %s is too large for an INT.", kerr.InvalidRequest, key)
 		}
-		if typ == typeInt && (v > math.MaxInt32 || v < math.MinInt32) {
-			return fmt.Errorf("%w: Configuration %s must be a Integer value", kerr.InvalidRequest, key)
+	case typeLong:
+		if v >= math.MaxInt64 {
+			return fmt.Errorf("%w: Proposed value for %s is too large for a LONG.", kerr.InvalidRequest, key)
 		}
+	case typeDouble:
+		if math.IsInf(v, 0) {
+			return fmt.Errorf("%w: Quota %s must be finite", kerr.InvalidRequest, key)
+		}
+		return nil
+	}
+	if math.Abs(math.Mod(v, 1)) > 1e-6 {
+		return fmt.Errorf("%w: %s cannot be a fractional value.", kerr.InvalidRequest, key)
 	}
 	return nil
 }

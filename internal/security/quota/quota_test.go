@@ -231,6 +231,9 @@ func TestValidate(t *testing.T) {
 		{user, "nonsense", nil, true},
 		{ip, ConnectionCreationRate, v(5), true},
 		{ip, ConnectionCreationRate, v(5.5), false},
+		{ip, ConnectionCreationRate, v(1 << 40), false},
+		{user, ProducerByteRate, v(0), false},
+		{user, RequestPercentage, v(-1), false},
 		{ip, ProducerByteRate, v(5), false},
 	} {
 		err := ValidateKeyValue(c.e, c.key, c.val)
