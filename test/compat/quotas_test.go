@@ -160,9 +160,9 @@ func TestFranzConsumerQuota(t *testing.T) {
 	}
 }
 
-// TestKcatHonoursProducerQuota: librdkafka (kcat) producing over its
-// quota is throttled, not disconnected: every record arrives, in order,
-// and it takes the time the quota implies.
+// TestKcatHonoursProducerQuota: librdkafka (kcat) producing, then
+// consuming, over its quota is throttled, not disconnected: every record
+// arrives, in order, and each takes the time the quota implies.
 func TestKcatHonoursProducerQuota(t *testing.T) {
 	requireTool(t, "kcat")
 	b := startQuotaBroker(t)
@@ -172,7 +172,7 @@ func TestKcatHonoursProducerQuota(t *testing.T) {
 	const rate = 64 << 10
 	setClientQuota(t, adm, "quota-kcat", "producer_byte_rate", rate)
 	var in strings.Builder
-	const n = 384 // 384 KB: about 6 s at 64 KB/s, less what the window lets through at once
+	const n = 256 // 256 KB: about 4 s at 64 KB/s, less what the window lets through at once
 	for i := range n {
 		fmt.Fprintf(&in, "%05d %s\n", i, strings.Repeat("k", 1018))
 	}
@@ -185,7 +185,17 @@ func TestKcatHonoursProducerQuota(t *testing.T) {
 	if elapsed < 2*time.Second {
 		t.Fatalf("kcat produced %d KB in %v: not throttled to %d KB/s", n, elapsed, rate>>10)
 	}
-	out := runKcat(t, "", "-C", "-b", b.Addr(), "-t", topic, "-p", "0", "-o", "beginning", "-e", "-f", "%s\n")
+	// Consumed under a consumer quota of the same rate: throttled too,
+	// every record read.
+	setClientQuota(t, adm, "quota-kcat-consumer", "consumer_byte_rate", rate)
+	start = time.Now()
+	out := runKcat(t, "", "-C", "-b", b.Addr(), "-t", topic, "-p", "0", "-o", "beginning", "-e", "-f", "%s\n",
+		"-X", "client.id=quota-kcat-consumer")
+	elapsed = time.Since(start)
+	t.Logf("kcat consumed %d KB in %v against %d KB/s", n, elapsed, rate>>10)
+	if elapsed < 2*time.Second {
+		t.Errorf("kcat consumed %d KB in %v: not throttled to %d KB/s", n, elapsed, rate>>10)
+	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != n {
 		t.Fatalf("consumed %d records, want %d", len(lines), n)
