@@ -70,6 +70,12 @@ const (
 	whyOutbound    = "outbound connection set-up is bounded by replica.socket.timeout.ms (follower fetchers) and each caller's own timeout"
 )
 
+// Reasons of the replication quota windows.
+const (
+	whyReplicationWindow = "the replication throttles measure their rates over Kafka's default window, 11 samples of 1 s"
+	whyMoveWindow        = "log dir moves are paced on a timeline of their own (replica.alter.log.dirs.io.max.bytes.per.second), not measured over sampled windows"
+)
+
 func defaultOnly(why string) Support { return Support{Status: DefaultOnly, Reason: why} }
 
 // keyStatus lists the broker keys (by their un-prefixed names) that are not
@@ -138,6 +144,14 @@ var keyStatus = map[string]Support{
 	"client.quota.callback.class":                   defaultOnly(whyPlugin),
 	"alter.config.policy.class.name":                defaultOnly(whyPlugin),
 	"remote.log.storage.system.enable":              defaultOnly(whyTiered),
+
+	// Quota windows: the replication throttles (internal/replication)
+	// keep Kafka's default, log dir moves have none; the client quotas'
+	// windows are honoured.
+	"replication.quota.window.num":                         defaultOnly(whyReplicationWindow),
+	"replication.quota.window.size.seconds":                defaultOnly(whyReplicationWindow),
+	"alter.log.dirs.replication.quota.window.num":          defaultOnly(whyMoveWindow),
+	"alter.log.dirs.replication.quota.window.size.seconds": defaultOnly(whyMoveWindow),
 
 	// Log cleaner.
 	"log.cleaner.io.buffer.size": defaultOnly(whyCleanerBufs),
