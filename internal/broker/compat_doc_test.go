@@ -37,6 +37,7 @@ const (
 	suiteVisible = "kcat against every node of a three-node cluster (`test/cluster/visibility_test.go`)"
 	suiteQuorum  = "quorum: in-process dynamic quorum (`internal/metadata/quorum/raft_voters_test.go`)"
 	suiteCluster = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
+	suiteQuota   = "quotas: franz-go, kcat (`test/compat/quotas_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -52,9 +53,9 @@ func broker(file string) string { return fmt.Sprintf(suiteBroker, file) }
 // registration without an entry, so a new API cannot ship undocumented.
 var apiDocs = map[kmsg.Key]apiDoc{
 	kmsg.DescribeClientQuotas: {"user, client-id, ip entities and their defaults; exact, default and any (specified) matches, strict or not, Kafka's filter errors; answered from the broker's image",
-		[]string{broker("client_quotas_test.go"), suiteCLI}},
-	kmsg.AlterClientQuotas: {"producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate (user/client-id), connection_creation_rate (ip); validated as Kafka's controller (INVALID_REQUEST per entry); validate_only; forwarded to the active controller",
-		[]string{broker("client_quotas_test.go"), suiteCLI}},
+		[]string{broker("client_quotas_test.go"), suiteCLI, suiteQuota}},
+	kmsg.AlterClientQuotas: {"producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate (user/client-id), connection_creation_rate (ip); validated as Kafka's controller (INVALID_REQUEST per entry); validate_only; forwarded to the active controller; enforced as KIP-219 (throttle_time_ms, then the connection muted)",
+		[]string{broker("client_quotas_test.go"), broker("client_quota_throttle_test.go"), suiteCLI, suiteQuota}},
 	kmsg.ElectLeaders: {"preferred and unclean (KIP-460); null topics = all partitions; forwarded to the active controller",
 		[]string{suiteCtrl}},
 	kmsg.AlterPartitionAssignments: {"KIP-455: new replicas copy the data and join the ISR before the old ones are dropped; null replicas cancel; forwarded",
