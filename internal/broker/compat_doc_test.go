@@ -171,7 +171,7 @@ registry, so it cannot claim what the broker does not serve.
 Transactions (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
 clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
-tokens, quotas and the share-group APIs are not served either; a broker
+tokens and the share-group APIs are not served either; a broker
 configured with an SSL or SASL listener refuses to start rather than serve
 it as plain text (docs/CONFIGURATION.md). The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
