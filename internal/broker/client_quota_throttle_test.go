@@ -147,3 +147,30 @@ func TestRequestPercentageThrottles(t *testing.T) {
 		t.Fatalf("another client throttled %d", resp.ThrottleMillis)
 	}
 }
+
+// TestConnectionCreationRatePerIP: past its ip's connection_creation_rate
+// (1/s over the 10 s minimum window: ten at once), a new connection is
+// closed unserved; the connections already open keep working.
+func TestConnectionCreationRatePerIP(t *testing.T) {
+	tn := startNode(t, nil)
+	admin := tn.dial()
+	if codes := alterQuotas(admin, false, quotaEntry([]string{"ip=127.0.0.1"}, quotaOp{key: "connection_creation_rate", value: 1})); codes[0] != 0 {
+		t.Fatalf("alter: %v", codes)
+	}
+	refused := 0
+	for range 12 {
+		c := tn.dial()
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(0)
+		corr := c.send(req)
+		if _, err := c.recv(req, corr, 5*time.Second); err != nil {
+			refused++
+		}
+	}
+	if refused < 2 {
+		t.Fatalf("%d of 12 connections refused, want at least 2", refused)
+	}
+	if resp := do[*kmsg.MetadataResponse](admin, 4, metadataReq()); len(resp.Brokers) == 0 {
+		t.Fatal("the open connection stopped working")
+	}
+}

@@ -195,9 +195,11 @@ func remoteIP(a net.Addr) string {
 
 // throttleConnection applies connection_creation_rate (Config.ConnectionRate)
 // to a connection just admitted from ip: over the rate, its slot is given
-// back and it is closed after the throttle time, unserved; true then.
+// back and it is closed after the throttle time, unserved; true then. As
+// in Kafka's ConnectionQuotas, every listener is subject to it, the
+// inter-broker one too (only max.connection.creation.rate spares that).
 func (s *Server) throttleConnection(l *listener, nc net.Conn, ip string) bool {
-	if s.cfg.ConnectionRate == nil || l.cfg.Name == s.quotas.interBrokerListener() {
+	if s.cfg.ConnectionRate == nil {
 		return false
 	}
 	d := s.cfg.ConnectionRate(ip)
@@ -220,10 +222,4 @@ func (s *Server) throttleConnection(l *listener, nc net.Conn, ip string) bool {
 		nc.Close()
 	}()
 	return true
-}
-
-func (q *connQuotas) interBrokerListener() string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.mu.limits.InterBrokerListener
 }

@@ -39,7 +39,7 @@ type Config struct {
 	// connections; zero or -1 keeps the operating system's.
 	SendBuffer, ReceiveBuffer int
 	// ConnectionRate, if set, is asked about every connection admitted
-	// on a listener other than Limits.InterBrokerListener: a positive
+	// (on any listener): a positive
 	// answer means its address is over its connection_creation_rate quota
 	// (KIP-612), and the connection is closed after that long, unserved,
 	// as Kafka's acceptor closes a throttled socket after its throttle
