@@ -117,7 +117,41 @@ func TestControllerMutationQuota(t *testing.T) {
 	if resp.Topics[0].ErrorCode != 0 || resp.ThrottleMillis <= 0 {
 		t.Fatalf("in debt, v5: error %d throttle %d, want created and throttled", resp.Topics[0].ErrorCode, resp.ThrottleMillis)
 	}
-	// Another client id is not limited.
+	// Topic by topic: a strict request whose first topic takes the
+	// bucket into debt has its later topics refused.
+	if codes := alterQuotas(admin, false, quotaEntry([]string{"client-id=<default>"}, quotaOp{key: "controller_mutation_rate", value: 1})); codes[0] != 0 {
+		t.Fatalf("alter: %v", codes)
+	}
+	createAs := func(clientID string, v int16, topics map[string]int32, order ...string) *kmsg.CreateTopicsResponse {
+		c := tn.dial()
+		c.fmter = kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))
+		req := kmsg.NewPtrCreateTopicsRequest()
+		for _, name := range order {
+			rt := kmsg.NewCreateTopicsRequestTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, topics[name], 1
+			req.Topics = append(req.Topics, rt)
+		}
+		req.TimeoutMillis = 5000
+		return do[*kmsg.CreateTopicsResponse](c, v, req)
+	}
+	resp = createAs("split", 7, map[string]int32{"first": 12, "second": 1}, "first", "second")
+	if len(resp.Topics) != 2 || resp.Topics[0].Topic != "first" || resp.Topics[0].ErrorCode != 0 ||
+		resp.Topics[1].Topic != "second" || resp.Topics[1].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || resp.ThrottleMillis <= 0 {
+		t.Fatalf("split request: %+v throttle %d", resp.Topics, resp.ThrottleMillis)
+	}
+	// A topic that fails gives its partitions back: after a refused
+	// create of 5, the whole burst of 11 is still there.
+	if resp := createAs("giveback", 7, map[string]int32{"first": 5}, "first"); resp.Topics[0].ErrorCode != kerr.TopicAlreadyExists.Code {
+		t.Fatalf("existing topic: %d", resp.Topics[0].ErrorCode)
+	}
+	if resp := createAs("giveback", 7, map[string]int32{"eleven": 11}, "eleven"); resp.Topics[0].ErrorCode != 0 || resp.ThrottleMillis != 0 {
+		t.Fatalf("after a failed create: error %d throttle %d, want the whole burst left", resp.Topics[0].ErrorCode, resp.ThrottleMillis)
+	}
+
+	// A client id with a quota of its own is not limited by the default.
+	if codes := alterQuotas(admin, false, quotaEntry([]string{"client-id=admin"}, quotaOp{key: "controller_mutation_rate", value: 1000})); codes[0] != 0 {
+		t.Fatalf("alter: %v", codes)
+	}
 	if resp := do[*kmsg.CreateTopicsResponse](admin, 7, func() kmsg.Request {
 		req := kmsg.NewPtrCreateTopicsRequest()
 		rt := kmsg.NewCreateTopicsRequestTopic()

@@ -3,24 +3,26 @@ package broker
 // controller_mutation_rate (KIP-599): CreateTopics, CreatePartitions and
 // DeleteTopics count the partitions they create or delete against the
 // client's quota, a token bucket holding controller.quota.window.num ×
-// controller.quota.window.size.seconds seconds' worth. A strict request
-// (CreateTopics v6+, CreatePartitions v3+, DeleteTopics v5+, the versions
-// whose clients understand the error) made while the client is in debt
-// changes nothing: every topic is THROTTLING_QUOTA_EXCEEDED with the time
-// until the debt is repaid. Otherwise the request runs, its mutations are
-// counted, and the debt it leaves is its throttle_time_ms (older versions
-// are never refused, only throttled, as Kafka's permissive quota).
+// controller.quota.window.size.seconds seconds' worth of the rate.
 //
-// Kafka applies the quota on the controller, topic by topic, so a request
-// that goes into debt half-way has its later topics refused. Here the
-// broker that received the request applies it, before forwarding, to the
-// whole request: the debt is checked once, at its start, and each broker
-// keeps its own buckets.
+// A strict request (CreateTopics v6+, CreatePartitions v3+, DeleteTopics
+// v5+, the versions whose clients understand the error) is taken topic by
+// topic, as Kafka's controller does: a topic reached while the client is
+// in debt is THROTTLING_QUOTA_EXCEEDED and not changed; any other takes its
+// partitions from the bucket, which may go into debt (so a burst larger
+// than the bucket passes once). Topics that then fail (an existing topic,
+// a bad config) give their partitions back. Older versions are never
+// refused; their successful mutations are counted. Either way the debt
+// left is the response's throttle_time_ms, and the connection is muted for
+// that long.
+//
+// Kafka applies the quota on the controller. Here the broker that received
+// the request applies it before forwarding (the forwarded request does not
+// carry the client's principal), so each broker keeps its own buckets.
 
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -52,19 +54,24 @@ func (b *Broker) handleMutationQuota(ctx context.Context, next handlerFunc, r *s
 	if _, _, ok := q.Quota(quota.ControllerMutation, user, r.ClientID); !ok {
 		return next(b, ctx, r)
 	}
+	costs := b.mutationCosts(b.meta.Image(), r)
+	var resp kmsg.Response
+	var err error
 	if r.Version >= strictFrom {
-		if ok, d := q.MutationAllowed(user, r.ClientID); !ok {
-			r.Conn.Throttle(d)
-			return refuseMutations(r, d), nil
+		resp, err = b.strictMutations(ctx, next, r, q, costs)
+	} else {
+		if resp, err = next(b, ctx, r); err == nil {
+			for i, failed := range topicErrors(resp) {
+				if !failed && i < len(costs) {
+					q.RecordMutations(user, r.ClientID, costs[i])
+				}
+			}
 		}
 	}
-	before := b.meta.Image()
-	resp, err := next(b, ctx, r)
 	if err != nil {
 		return resp, err
 	}
-	d := q.RecordMutations(user, r.ClientID, b.mutatedPartitions(before, r, resp))
-	if d > 0 {
+	if _, d := q.MutationAllowed(user, r.ClientID); d > 0 {
 		r.Conn.Throttle(d)
 		if tr, ok := resp.(kmsg.ThrottleResponse); ok {
 			if cur, _ := tr.Throttle(); throttleMillis(d) > cur {
@@ -73,6 +80,56 @@ func (b *Broker) handleMutationQuota(ctx context.Context, next handlerFunc, r *s
 		}
 	}
 	return resp, nil
+}
+
+// strictMutations takes a strict request topic by topic: topics reached in
+// debt are refused, the others run as one request; failed ones give their
+// partitions back.
+func (b *Broker) strictMutations(ctx context.Context, next handlerFunc, r *server.Request, q *quota.Manager, costs []int) (kmsg.Response, error) {
+	user := r.Conn.Principal.Name
+	refused := make([]bool, len(costs))
+	allowed := 0
+	for i, n := range costs {
+		if ok, _ := q.MutationAllowed(user, r.ClientID); !ok {
+			refused[i] = true
+			continue
+		}
+		q.RecordMutations(user, r.ClientID, n)
+		allowed++
+	}
+	_, debt := q.MutationAllowed(user, r.ClientID)
+	msg := fmt.Sprintf("The throttling quota has been exceeded. Retry after %d ms.", debt.Milliseconds())
+	if allowed == 0 {
+		return mergeMutations(r.Body, refused, nil, msg), nil
+	}
+	var sub *server.Request
+	if allowed < len(costs) {
+		s := *r
+		s.Body = keepTopics(r.Body, refused)
+		sub = &s
+	} else {
+		sub = r
+	}
+	resp, err := next(b, ctx, sub)
+	if err != nil {
+		return resp, err
+	}
+	// Give back what topics that failed took.
+	errs := topicErrors(resp)
+	k := 0
+	for i := range costs {
+		if refused[i] {
+			continue
+		}
+		if k < len(errs) && errs[k] {
+			q.RecordMutations(user, r.ClientID, -costs[i])
+		}
+		k++
+	}
+	if allowed == len(costs) {
+		return resp, nil
+	}
+	return mergeMutations(r.Body, refused, resp, msg), nil
 }
 
 func validateOnly(req kmsg.Request) bool {
@@ -85,96 +142,190 @@ func validateOnly(req kmsg.Request) bool {
 	return false
 }
 
-// refuseMutations answers every topic of a strict request
-// THROTTLING_QUOTA_EXCEEDED.
-func refuseMutations(r *server.Request, d time.Duration) kmsg.Response {
-	msg := fmt.Sprintf("The throttling quota has been exceeded. Retry after %d ms.", d.Milliseconds())
-	code := kerr.ThrottlingQuotaExceeded.Code
+// mutationCosts is, for each topic of the request in order, the partitions
+// it would create or delete, against the image before it (Kafka's counts:
+// a new topic's partitions, a partition increase, a deleted topic's
+// partitions).
+func (b *Broker) mutationCosts(img *metadata.Image, r *server.Request) []int {
+	current := func(name *string, id [16]byte) int {
+		var t *metadata.TopicImage
+		var ok bool
+		if name != nil {
+			t, ok = img.Topic(*name)
+		} else {
+			t, ok = img.TopicByID(metadata.Uuid(id))
+		}
+		if !ok {
+			return 0
+		}
+		return len(t.Partitions)
+	}
+	var costs []int
 	switch req := r.Body.(type) {
 	case *kmsg.CreateTopicsRequest:
-		resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-		resp.ThrottleMillis = throttleMillis(d)
 		for _, t := range req.Topics {
-			st := kmsg.NewCreateTopicsResponseTopic()
-			st.Topic, st.ErrorCode, st.ErrorMessage = t.Topic, code, &msg
-			st.NumPartitions, st.ReplicationFactor = -1, -1
-			resp.Topics = append(resp.Topics, st)
+			switch {
+			case len(t.ReplicaAssignment) > 0:
+				costs = append(costs, len(t.ReplicaAssignment))
+			case t.NumPartitions > 0:
+				costs = append(costs, int(t.NumPartitions))
+			default:
+				costs = append(costs, int(b.cfg.NumPartitions))
+			}
 		}
-		return resp
 	case *kmsg.CreatePartitionsRequest:
-		resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-		resp.ThrottleMillis = throttleMillis(d)
 		for _, t := range req.Topics {
-			st := kmsg.NewCreatePartitionsResponseTopic()
-			st.Topic, st.ErrorCode, st.ErrorMessage = t.Topic, code, &msg
-			resp.Topics = append(resp.Topics, st)
+			costs = append(costs, max(int(t.Count)-current(&t.Topic, [16]byte{}), 0))
 		}
-		return resp
 	case *kmsg.DeleteTopicsRequest:
-		resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
-		resp.ThrottleMillis = throttleMillis(d)
-		for _, t := range req.Topics {
-			st := kmsg.NewDeleteTopicsResponseTopic()
-			st.Topic, st.TopicID, st.ErrorCode, st.ErrorMessage = t.Topic, t.TopicID, code, &msg
-			resp.Topics = append(resp.Topics, st)
+		if r.Version >= 6 {
+			for _, t := range req.Topics {
+				costs = append(costs, current(t.Topic, t.TopicID))
+			}
+		} else {
+			for _, n := range req.TopicNames {
+				costs = append(costs, current(&n, [16]byte{}))
+			}
 		}
-		for _, name := range req.TopicNames {
-			st := kmsg.NewDeleteTopicsResponseTopic()
-			st.Topic, st.ErrorCode, st.ErrorMessage = kmsg.StringPtr(name), code, &msg
-			resp.Topics = append(resp.Topics, st)
+	}
+	return costs
+}
+
+// topicErrors reports, per topic of a mutating response in order, whether
+// it failed.
+func topicErrors(resp kmsg.Response) []bool {
+	var out []bool
+	switch resp := resp.(type) {
+	case *kmsg.CreateTopicsResponse:
+		for _, t := range resp.Topics {
+			out = append(out, t.ErrorCode != 0)
 		}
-		return resp
+	case *kmsg.CreatePartitionsResponse:
+		for _, t := range resp.Topics {
+			out = append(out, t.ErrorCode != 0)
+		}
+	case *kmsg.DeleteTopicsResponse:
+		for _, t := range resp.Topics {
+			out = append(out, t.ErrorCode != 0)
+		}
+	}
+	return out
+}
+
+// keepTopics is a copy of a mutating request without the refused topics.
+func keepTopics(body kmsg.Request, refused []bool) kmsg.Request {
+	switch req := body.(type) {
+	case *kmsg.CreateTopicsRequest:
+		c := *req
+		c.Topics = nil
+		for i, t := range req.Topics {
+			if !refused[i] {
+				c.Topics = append(c.Topics, t)
+			}
+		}
+		return &c
+	case *kmsg.CreatePartitionsRequest:
+		c := *req
+		c.Topics = nil
+		for i, t := range req.Topics {
+			if !refused[i] {
+				c.Topics = append(c.Topics, t)
+			}
+		}
+		return &c
+	case *kmsg.DeleteTopicsRequest:
+		c := *req
+		c.Topics, c.TopicNames = nil, nil
+		if req.Version >= 6 {
+			for i, t := range req.Topics {
+				if !refused[i] {
+					c.Topics = append(c.Topics, t)
+				}
+			}
+		} else {
+			for i, n := range req.TopicNames {
+				if !refused[i] {
+					c.TopicNames = append(c.TopicNames, n)
+				}
+			}
+		}
+		return &c
 	}
 	panic("broker: not a mutating request")
 }
 
-// mutatedPartitions counts the partitions a successful part of the
-// request created or deleted, against the image from before it.
-func (b *Broker) mutatedPartitions(before *metadata.Image, r *server.Request, resp kmsg.Response) int {
-	partitions := func(name *string, id [16]byte) int {
-		if name != nil {
-			if t, ok := before.Topic(*name); ok {
-				return len(t.Partitions)
-			}
-			return 0
+// mergeMutations is the response to the whole request: refused topics
+// THROTTLING_QUOTA_EXCEEDED, the others' answers (from ran, which answered
+// them in order) in their places.
+func mergeMutations(body kmsg.Request, refused []bool, ran kmsg.Response, msg string) kmsg.Response {
+	code := kerr.ThrottlingQuotaExceeded.Code
+	switch req := body.(type) {
+	case *kmsg.CreateTopicsRequest:
+		out := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+		var done []kmsg.CreateTopicsResponseTopic
+		if ran != nil {
+			r := ran.(*kmsg.CreateTopicsResponse)
+			out.ThrottleMillis, done = r.ThrottleMillis, r.Topics
 		}
-		if t, ok := before.TopicByID(metadata.Uuid(id)); ok {
-			return len(t.Partitions)
-		}
-		return 0
-	}
-	n := 0
-	switch resp := resp.(type) {
-	case *kmsg.CreateTopicsResponse:
-		req := r.Body.(*kmsg.CreateTopicsRequest)
-		for i, t := range resp.Topics {
-			if t.ErrorCode != 0 || i >= len(req.Topics) {
+		for i, t := range req.Topics {
+			if !refused[i] && len(done) > 0 {
+				out.Topics, done = append(out.Topics, done[0]), done[1:]
 				continue
 			}
-			switch rt := req.Topics[i]; {
-			case t.NumPartitions > 0:
-				n += int(t.NumPartitions)
-			case len(rt.ReplicaAssignment) > 0:
-				n += len(rt.ReplicaAssignment)
-			case rt.NumPartitions > 0:
-				n += int(rt.NumPartitions)
-			default:
-				n += int(b.cfg.NumPartitions)
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic, st.ErrorCode, st.ErrorMessage = t.Topic, code, &msg
+			st.NumPartitions, st.ReplicationFactor = -1, -1
+			out.Topics = append(out.Topics, st)
+		}
+		return out
+	case *kmsg.CreatePartitionsRequest:
+		out := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+		var done []kmsg.CreatePartitionsResponseTopic
+		if ran != nil {
+			r := ran.(*kmsg.CreatePartitionsResponse)
+			out.ThrottleMillis, done = r.ThrottleMillis, r.Topics
+		}
+		for i, t := range req.Topics {
+			if !refused[i] && len(done) > 0 {
+				out.Topics, done = append(out.Topics, done[0]), done[1:]
+				continue
+			}
+			st := kmsg.NewCreatePartitionsResponseTopic()
+			st.Topic, st.ErrorCode, st.ErrorMessage = t.Topic, code, &msg
+			out.Topics = append(out.Topics, st)
+		}
+		return out
+	case *kmsg.DeleteTopicsRequest:
+		out := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+		var done []kmsg.DeleteTopicsResponseTopic
+		if ran != nil {
+			r := ran.(*kmsg.DeleteTopicsResponse)
+			out.ThrottleMillis, done = r.ThrottleMillis, r.Topics
+		}
+		type named struct {
+			name *string
+			id   [16]byte
+		}
+		var topics []named
+		if req.Version >= 6 {
+			for _, t := range req.Topics {
+				topics = append(topics, named{t.Topic, t.TopicID})
+			}
+		} else {
+			for _, n := range req.TopicNames {
+				topics = append(topics, named{name: kmsg.StringPtr(n)})
 			}
 		}
-	case *kmsg.CreatePartitionsResponse:
-		req := r.Body.(*kmsg.CreatePartitionsRequest)
-		for i, t := range resp.Topics {
-			if t.ErrorCode == 0 && i < len(req.Topics) {
-				n += max(int(req.Topics[i].Count)-partitions(&t.Topic, [16]byte{}), 0)
+		for i, t := range topics {
+			if !refused[i] && len(done) > 0 {
+				out.Topics, done = append(out.Topics, done[0]), done[1:]
+				continue
 			}
+			st := kmsg.NewDeleteTopicsResponseTopic()
+			st.Topic, st.TopicID, st.ErrorCode, st.ErrorMessage = t.name, t.id, code, &msg
+			out.Topics = append(out.Topics, st)
 		}
-	case *kmsg.DeleteTopicsResponse:
-		for _, t := range resp.Topics {
-			if t.ErrorCode == 0 {
-				n += partitions(t.Topic, t.TopicID)
-			}
-		}
+		return out
 	}
-	return n
+	panic("broker: not a mutating request")
 }

@@ -211,10 +211,11 @@ func (m *Manager) MutationAllowed(user, clientID string) (bool, time.Duration) {
 }
 
 // RecordMutations takes n partition mutations from the client's
-// controller mutation quota and returns the throttle time it owes.
+// controller mutation quota (a negative n gives back mutations that were
+// taken but not made) and returns the throttle time it owes.
 func (m *Manager) RecordMutations(user, clientID string, n int) time.Duration {
 	limit, sk, ok := m.Quota(ControllerMutation, user, clientID)
-	if !ok || n <= 0 {
+	if !ok {
 		return 0
 	}
 	now := m.now()
