@@ -169,7 +169,7 @@ func TestControllerMutationQuota(t *testing.T) {
 func TestRequestPercentageThrottles(t *testing.T) {
 	tn := startNode(t, nil)
 	admin := tn.dial()
-	if codes := alterQuotas(admin, false, quotaEntry([]string{"client-id=busy"}, quotaOp{key: "request_percentage", value: 0.0001})); codes[0] != 0 {
+	if codes := alterQuotas(admin, false, quotaEntry([]string{"client-id=busy"}, quotaOp{key: "request_percentage", value: 1e-9})); codes[0] != 0 {
 		t.Fatalf("alter: %v", codes)
 	}
 	c := tn.dial()
