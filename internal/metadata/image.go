@@ -32,6 +32,8 @@ type Image struct {
 	nextProducerID    int64
 	lastProducerBlock *ProducerIDsRecord
 	clusterID         string
+	// acls is the ACL bindings (acl_records.go); nil means none.
+	acls *ACLSet
 
 	// sortedTopics caches Topics(); computed on first use.
 	sortedTopics atomic.Pointer[[]*TopicImage]
@@ -277,6 +279,7 @@ func (img *Image) Records() []Record {
 		r := *img.lastProducerBlock
 		recs = append(recs, &r)
 	}
+	recs = appendACLRecords(recs, img.acls)
 	return recs
 }
 

@@ -57,6 +57,7 @@ type imageBuilder struct {
 	nextProducerID    int64
 	lastProducerBlock *ProducerIDsRecord
 	clusterID         string
+	acls              aclBuilder
 }
 
 func newImageBuilder(img *Image) *imageBuilder {
@@ -72,6 +73,7 @@ func newImageBuilder(img *Image) *imageBuilder {
 		nextProducerID:    img.nextProducerID,
 		lastProducerBlock: img.lastProducerBlock,
 		clusterID:         img.clusterID,
+		acls:              aclBuilder{set: img.acls},
 	}
 }
 
@@ -86,6 +88,7 @@ func (b *imageBuilder) build(offset int64) *Image {
 		nextProducerID:    b.nextProducerID,
 		lastProducerBlock: b.lastProducerBlock,
 		clusterID:         b.clusterID,
+		acls:              b.acls.set,
 	}
 }
 
@@ -109,6 +112,10 @@ func (b *imageBuilder) apply(r Record) error {
 		return b.applyFeatureLevel(r)
 	case *BrokerRegistrationChangeRecord:
 		return b.applyBrokerRegistrationChange(r)
+	case *AccessControlEntryRecord:
+		return b.acls.add(r)
+	case *RemoveAccessControlEntryRecord:
+		return b.acls.remove(r)
 	case *ClusterIDRecord:
 		if _, err := ParseUuid(r.ClusterID); err != nil {
 			return fmt.Errorf("invalid cluster id %q", r.ClusterID)

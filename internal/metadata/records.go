@@ -17,6 +17,10 @@ const (
 	PartitionRecordType       RecordType = 3
 	ConfigRecordType          RecordType = 4
 	PartitionChangeRecordType RecordType = 5
+	// AccessControlEntryRecordType and RemoveAccessControlEntryRecordType
+	// are Kafka's apiKeys 6 and 18: ACL bindings (acl_records.go).
+	AccessControlEntryRecordType       RecordType = 6
+	RemoveAccessControlEntryRecordType RecordType = 18
 	RemoveTopicRecordType     RecordType = 9
 	FeatureLevelRecordType    RecordType = 12
 	ProducerIDsRecordType     RecordType = 15
@@ -51,6 +55,10 @@ func (t RecordType) String() string {
 		return "BrokerRegistrationChangeRecord"
 	case ClusterIDRecordType:
 		return "ClusterIDRecord"
+	case AccessControlEntryRecordType:
+		return "AccessControlEntryRecord"
+	case RemoveAccessControlEntryRecordType:
+		return "RemoveAccessControlEntryRecord"
 	}
 	return fmt.Sprintf("RecordType(%d)", int8(t))
 }
@@ -226,6 +234,10 @@ func newRecord(t RecordType) (Record, bool) {
 		return &BrokerRegistrationChangeRecord{}, true
 	case ClusterIDRecordType:
 		return &ClusterIDRecord{}, true
+	case AccessControlEntryRecordType:
+		return &AccessControlEntryRecord{}, true
+	case RemoveAccessControlEntryRecordType:
+		return &RemoveAccessControlEntryRecord{}, true
 	}
 	return nil, false
 }
