@@ -28,6 +28,11 @@ type Config struct {
 	// AllowEveryoneIfNoACLFound allows an operation on a resource no
 	// binding matches (allow.everyone.if.no.acl.found).
 	AllowEveryoneIfNoACLFound bool
+	// Ready, if set, is closed once the node has caught up with the
+	// metadata log; until then only super users are authorized (Kafka's
+	// StandardAuthorizer before its initial load), which matters only on
+	// early.start.listeners.
+	Ready <-chan struct{}
 }
 
 // ParseSuperUsers parses super.users: principals separated by semicolons,
@@ -90,6 +95,13 @@ type Subject struct {
 func (a *Authorizer) Authorize(s Subject, typ kmsg.ACLResourceType, name string, op kmsg.ACLOperation) bool {
 	if a.super[s.Principal] {
 		return true
+	}
+	if a.cfg.Ready != nil {
+		select {
+		case <-a.cfg.Ready:
+		default:
+			return false
+		}
 	}
 	v := a.current()
 	k := cacheKey{s.Principal, s.Host, typ, op, name}
