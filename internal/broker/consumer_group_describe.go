@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -27,8 +28,13 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *server.Requ
 		rg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		rg.Group = id
 		rg.AuthorizedOperations = authorizedOpsOmitted
+		if !b.allowedGroup(r, id, acl.OpDescribe) { // Kafka: DESCRIBE on the group
+			rg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
 		if req.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = groupAuthorizedOps
+			rg.AuthorizedOperations = b.authorizedOps(r, acl.ResourceGroup, id)
 		}
 		if b.groups == nil {
 			rg.ErrorCode = b.errCode(errNoCoordinator)

@@ -12,8 +12,10 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -30,8 +32,13 @@ func (b *Broker) handleDescribeGroups(ctx context.Context, r *server.Request) (k
 		rg := kmsg.NewDescribeGroupsResponseGroup()
 		rg.Group = id
 		rg.AuthorizedOperations = authorizedOpsOmitted
+		if !b.allowedGroup(r, id, acl.OpDescribe) { // Kafka: DESCRIBE on the group
+			rg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
 		if req.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = groupAuthorizedOps
+			rg.AuthorizedOperations = b.authorizedOps(r, acl.ResourceGroup, id)
 		}
 		if b.groups == nil {
 			rg.ErrorCode = b.errCode(errNoCoordinator)

@@ -59,6 +59,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -82,9 +83,14 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	errs := make([][]error, len(req.Topics))
 	var waits []replicationWait
 	unauthorizedTxn := req.TransactionID == nil && hasTransactionalBatch(req)
+	// Kafka: WRITE on the transactional id, else every partition is
+	// TRANSACTIONAL_ID_AUTHORIZATION_FAILED; WRITE on each topic, else
+	// its partitions are TOPIC_AUTHORIZATION_FAILED.
+	txnDenied := req.TransactionID != nil && !b.allowed(r, acl.ResourceTransactionalID, *req.TransactionID, acl.OpWrite)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
+		topicDenied := !b.allowedTopic(r, rt.Topic, acl.OpWrite)
 		errs[ti] = make([]error, len(rt.Partitions))
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
@@ -93,9 +99,14 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
 			var err error
-			if unauthorizedTxn {
+			switch {
+			case unauthorizedTxn:
 				err = fmt.Errorf("%w: the request carries transactional records but no transactional id", kerr.TransactionalIDAuthorizationFailed)
-			} else {
+			case txnDenied:
+				err = kerr.TransactionalIDAuthorizationFailed
+			case topicDenied:
+				err = kerr.TopicAuthorizationFailed
+			default:
 				var p *partition.Partition
 				var required int64
 				p, required, err = b.producePartition(img, req, rt.Topic, &rp, &sp)
