@@ -281,7 +281,16 @@ func (b *Broker) Handle(ctx context.Context, r *server.Request) (kmsg.Response, 
 			return nil, ctx.Err()
 		}
 	}
-	resp, err := a.handle(b, ctx, r)
+	if refused := b.clusterRefused(r); refused != nil { // authorize_cluster.go
+		return refused, nil
+	}
+	var resp kmsg.Response
+	var err error
+	if f := resourceFilters[r.Key]; f != nil && !b.trusted(r) {
+		resp, err = b.handleFiltered(ctx, r, a.handle, f) // authorize_admin.go
+	} else {
+		resp, err = a.handle(b, ctx, r)
+	}
 	if client && r.Key == int16(kmsg.ApiVersions) && err == nil {
 		withoutInterBrokerAPIs(resp)
 	}

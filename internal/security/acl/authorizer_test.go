@@ -270,3 +270,38 @@ func BenchmarkAuthorize(b *testing.B) {
 		}
 	})
 }
+
+func TestAuthorizeByResourceType(t *testing.T) {
+	tests := []struct {
+		name string
+		acls []Binding
+		cfg  Config
+		want bool
+	}{
+		{"no ACLs", nil, Config{}, false},
+		{"no ACLs, allow everyone", nil, Config{AllowEveryoneIfNoACLFound: true}, true},
+		{"write on one topic", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:alice", "*", OpWrite)}, Config{}, true},
+		{"write on a prefix", []Binding{allow(ResourceTopic, "app-", PatternPrefixed, "User:alice", "*", OpWrite)}, Config{}, true},
+		{"read only", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:alice", "*", OpRead)}, Config{}, false},
+		{"someone else's write", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:bob", "*", OpWrite)}, Config{}, false},
+		{"write cancelled by a deny on it", []Binding{
+			allow(ResourceTopic, "t", PatternLiteral, "User:alice", "*", OpWrite),
+			deny(ResourceTopic, "t", PatternLiteral, "User:alice", "*", OpWrite)}, Config{}, false},
+		{"write cancelled by a prefixed deny", []Binding{
+			allow(ResourceTopic, "app-x", PatternLiteral, "User:alice", "*", OpWrite),
+			deny(ResourceTopic, "app-", PatternPrefixed, "User:*", "*", OpAll)}, Config{}, false},
+		{"deny on every topic", []Binding{
+			allow(ResourceTopic, "t", PatternLiteral, "User:alice", "*", OpWrite),
+			deny(ResourceTopic, "*", PatternLiteral, "User:alice", "*", OpWrite)}, Config{}, false},
+		{"super user", nil, Config{SuperUsers: []security.Principal{security.User("alice")}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			img := imageWith(t, tt.acls...)
+			a := New(tt.cfg, func() *metadata.Image { return img })
+			if got := a.AuthorizeByResourceType(alice, ResourceTopic, OpWrite); got != tt.want {
+				t.Fatalf("AuthorizeByResourceType = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
