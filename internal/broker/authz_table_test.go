@@ -73,8 +73,12 @@ func binding(rt kmsg.ACLResourceType, name string, op kmsg.ACLOperation) acl.Bin
 		Principal: alice.String(), Host: "*", Operation: op, Permission: acl.PermissionAllow}
 }
 
-func topicACL(name string, op kmsg.ACLOperation) acl.Binding { return binding(acl.ResourceTopic, name, op) }
-func groupACL(name string, op kmsg.ACLOperation) acl.Binding { return binding(acl.ResourceGroup, name, op) }
+func topicACL(name string, op kmsg.ACLOperation) acl.Binding {
+	return binding(acl.ResourceTopic, name, op)
+}
+func groupACL(name string, op kmsg.ACLOperation) acl.Binding {
+	return binding(acl.ResourceGroup, name, op)
+}
 func clusterACL(op kmsg.ACLOperation) acl.Binding {
 	return binding(acl.ResourceCluster, acl.ClusterName, op)
 }
@@ -242,10 +246,10 @@ type authzCase struct {
 	base, grant []acl.Binding
 	// checked is the operation the API checks when the grant is one that
 	// implies it (a DENY covers only the operation it names).
-	checked     kmsg.ACLOperation
-	req         func(t *testing.T) kmsg.Request
-	code        func(kmsg.Response) int16
-	refused     *kerr.Error
+	checked kmsg.ACLOperation
+	req     func(t *testing.T) kmsg.Request
+	code    func(kmsg.Response) int16
+	refused *kerr.Error
 }
 
 func produceTo(t *testing.T, topic string, txnID *string) kmsg.Request {
@@ -464,7 +468,11 @@ func authzCases() []authzCase {
 		{name: "DescribeGroups: DESCRIBE on the group", grant: []acl.Binding{groupACL(grp, acl.OpDescribe)},
 			req: simple(5, func() kmsg.Request { r := kmsg.NewPtrDescribeGroupsRequest(); r.Groups = []string{grp}; return r }), code: first, refused: groupAuth},
 		{name: "DeleteGroups: DELETE on the group", grant: []acl.Binding{groupACL("empty-group", acl.OpDelete)},
-			req: simple(2, func() kmsg.Request { r := kmsg.NewPtrDeleteGroupsRequest(); r.Groups = []string{"empty-group"}; return r }), code: first, refused: groupAuth},
+			req: simple(2, func() kmsg.Request {
+				r := kmsg.NewPtrDeleteGroupsRequest()
+				r.Groups = []string{"empty-group"}
+				return r
+			}), code: first, refused: groupAuth},
 		{name: "OffsetDelete: DELETE on the group", base: []acl.Binding{topicACL(topic, acl.OpRead)}, grant: []acl.Binding{groupACL(grp, acl.OpDelete)},
 			req: offsetDelete, code: topLevel, refused: groupAuth},
 		{name: "OffsetDelete: READ on the topic", base: []acl.Binding{groupACL(grp, acl.OpDelete)}, grant: []acl.Binding{topicACL(topic, acl.OpRead)},
@@ -484,7 +492,11 @@ func authzCases() []authzCase {
 				return r
 			}), code: topLevel, refused: topicAuth},
 		{name: "ConsumerGroupDescribe: DESCRIBE on the group", grant: []acl.Binding{groupACL(grp, acl.OpDescribe)},
-			req: simple(0, func() kmsg.Request { r := kmsg.NewPtrConsumerGroupDescribeRequest(); r.Groups = []string{grp}; return r }), code: first, refused: groupAuth},
+			req: simple(0, func() kmsg.Request {
+				r := kmsg.NewPtrConsumerGroupDescribeRequest()
+				r.Groups = []string{grp}
+				return r
+			}), code: first, refused: groupAuth},
 		{name: "CreateTopics: CREATE on the cluster", grant: []acl.Binding{clusterACL(acl.OpCreate)}, req: createTopic("made-a"), code: first, refused: topicAuth},
 		{name: "CreateTopics: CREATE on the topic", grant: []acl.Binding{topicACL("made-b", acl.OpCreate)}, req: createTopic("made-b"), code: first, refused: topicAuth},
 		{name: "DeleteTopics: DELETE on the topic", grant: []acl.Binding{topicACL("doomed", acl.OpDelete)},
@@ -527,9 +539,17 @@ func authzCases() []authzCase {
 		{name: "ElectLeaders: ALTER on the cluster", grant: []acl.Binding{clusterACL(acl.OpAlter)},
 			req: simple(2, func() kmsg.Request { r := kmsg.NewPtrElectLeadersRequest(); r.TimeoutMillis = 5000; return r }), code: topLevel, refused: clusterAuth},
 		{name: "AlterPartitionReassignments: ALTER on the cluster", grant: []acl.Binding{clusterACL(acl.OpAlter)},
-			req: simple(0, func() kmsg.Request { r := kmsg.NewPtrAlterPartitionAssignmentsRequest(); r.TimeoutMillis = 5000; return r }), code: topLevel, refused: clusterAuth},
+			req: simple(0, func() kmsg.Request {
+				r := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+				r.TimeoutMillis = 5000
+				return r
+			}), code: topLevel, refused: clusterAuth},
 		{name: "ListPartitionReassignments: DESCRIBE on the cluster", grant: []acl.Binding{clusterACL(acl.OpDescribe)},
-			req: simple(0, func() kmsg.Request { r := kmsg.NewPtrListPartitionReassignmentsRequest(); r.TimeoutMillis = 5000; return r }), code: topLevel, refused: clusterAuth},
+			req: simple(0, func() kmsg.Request {
+				r := kmsg.NewPtrListPartitionReassignmentsRequest()
+				r.TimeoutMillis = 5000
+				return r
+			}), code: topLevel, refused: clusterAuth},
 		{name: "UpdateFeatures: ALTER on the cluster", grant: []acl.Binding{clusterACL(acl.OpAlter)},
 			req: simple(1, func() kmsg.Request { r := kmsg.NewPtrUpdateFeaturesRequest(); r.ValidateOnly = true; return r }), code: topLevel, refused: clusterAuth},
 		{name: "DescribeQuorum: DESCRIBE on the cluster", grant: []acl.Binding{clusterACL(acl.OpDescribe)},
@@ -580,15 +600,35 @@ func authzCases() []authzCase {
 				return r
 			}), code: first, refused: clusterAuth},
 		{name: "BrokerRegistration: CLUSTER_ACTION", grant: []acl.Binding{clusterACL(acl.OpClusterAction)},
-			req: simple(2, func() kmsg.Request { r := kmsg.NewPtrBrokerRegistrationRequest(); r.BrokerID, r.ClusterID = 99, "not-this-cluster"; return r }), code: topLevel, refused: clusterAuth},
+			req: simple(2, func() kmsg.Request {
+				r := kmsg.NewPtrBrokerRegistrationRequest()
+				r.BrokerID, r.ClusterID = 99, "not-this-cluster"
+				return r
+			}), code: topLevel, refused: clusterAuth},
 		{name: "BrokerHeartbeat: CLUSTER_ACTION", grant: []acl.Binding{clusterACL(acl.OpClusterAction)},
-			req: simple(1, func() kmsg.Request { r := kmsg.NewPtrBrokerHeartbeatRequest(); r.BrokerID, r.BrokerEpoch = 99, 1; return r }), code: topLevel, refused: clusterAuth},
+			req: simple(1, func() kmsg.Request {
+				r := kmsg.NewPtrBrokerHeartbeatRequest()
+				r.BrokerID, r.BrokerEpoch = 99, 1
+				return r
+			}), code: topLevel, refused: clusterAuth},
 		{name: "AlterPartition: CLUSTER_ACTION", grant: []acl.Binding{clusterACL(acl.OpClusterAction)},
-			req: simple(3, func() kmsg.Request { r := kmsg.NewPtrAlterPartitionRequest(); r.BrokerID, r.BrokerEpoch = 99, 1; return r }), code: topLevel, refused: clusterAuth},
+			req: simple(3, func() kmsg.Request {
+				r := kmsg.NewPtrAlterPartitionRequest()
+				r.BrokerID, r.BrokerEpoch = 99, 1
+				return r
+			}), code: topLevel, refused: clusterAuth},
 		{name: "AllocateProducerIds: CLUSTER_ACTION", grant: []acl.Binding{clusterACL(acl.OpClusterAction)},
-			req: simple(0, func() kmsg.Request { r := kmsg.NewPtrAllocateProducerIDsRequest(); r.BrokerID, r.BrokerEpoch = 99, 1; return r }), code: topLevel, refused: clusterAuth},
+			req: simple(0, func() kmsg.Request {
+				r := kmsg.NewPtrAllocateProducerIDsRequest()
+				r.BrokerID, r.BrokerEpoch = 99, 1
+				return r
+			}), code: topLevel, refused: clusterAuth},
 		{name: "AssignReplicasToDirs: CLUSTER_ACTION", grant: []acl.Binding{clusterACL(acl.OpClusterAction)},
-			req: simple(0, func() kmsg.Request { r := kmsg.NewPtrAssignReplicasToDirsRequest(); r.BrokerID, r.BrokerEpoch = 99, 1; return r }), code: topLevel, refused: clusterAuth},
+			req: simple(0, func() kmsg.Request {
+				r := kmsg.NewPtrAssignReplicasToDirsRequest()
+				r.BrokerID, r.BrokerEpoch = 99, 1
+				return r
+			}), code: topLevel, refused: clusterAuth},
 	}
 }
 

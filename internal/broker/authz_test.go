@@ -240,3 +240,23 @@ func TestACLAPIsWithoutAuthorizer(t *testing.T) {
 		t.Fatalf("topics %v", got)
 	}
 }
+
+// A topic created with CREATE but without DESCRIBE_CONFIGS on it comes back
+// without its configs, and says why (CreateTopics v5+, as Kafka).
+func TestCreateTopicsHidesConfigsWithoutDescribeConfigs(t *testing.T) {
+	an := startAuthzNode(t, nil)
+	create := func(name string) kmsg.CreateTopicsResponseTopic {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
+		req.Topics, req.TimeoutMillis = append(req.Topics, rt), 10000
+		return an.call(alice, versioned(7, req)).(*kmsg.CreateTopicsResponse).Topics[0]
+	}
+	an.addACLs(topicACL("plain", acl.OpCreate), topicACL("described", acl.OpCreate), topicACL("described", acl.OpDescribeConfigs))
+	if got := create("plain"); got.ErrorCode != 0 || len(got.Configs) != 0 || got.ConfigErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("plain: error %v, %d configs, config error %v", kerr.ErrorForCode(got.ErrorCode), len(got.Configs), kerr.ErrorForCode(got.ConfigErrorCode))
+	}
+	if got := create("described"); got.ErrorCode != 0 || len(got.Configs) == 0 || got.ConfigErrorCode != 0 {
+		t.Fatalf("described: error %v, %d configs, config error %v", kerr.ErrorForCode(got.ErrorCode), len(got.Configs), kerr.ErrorForCode(got.ConfigErrorCode))
+	}
+}

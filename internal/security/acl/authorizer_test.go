@@ -305,3 +305,25 @@ func TestAuthorizeByResourceType(t *testing.T) {
 		})
 	}
 }
+
+// Until the node has caught up with the metadata log only super users are
+// authorized (Kafka's StandardAuthorizer before its initial load), which
+// early.start.listeners relies on.
+func TestAuthorizeBeforeReady(t *testing.T) {
+	img := imageWith(t, allow(ResourceTopic, "t", PatternLiteral, "User:alice", "*", OpRead))
+	ready := make(chan struct{})
+	a := New(Config{SuperUsers: []security.Principal{security.User("admin")}, AllowEveryoneIfNoACLFound: true, Ready: ready},
+		func() *metadata.Image { return img })
+	admin := Subject{Principal: security.User("admin"), Host: "10.0.0.1"}
+	if a.Authorize(alice, ResourceTopic, "t", OpRead) || a.Authorize(bob, ResourceTopic, "other", OpRead) ||
+		a.AuthorizeByResourceType(alice, ResourceTopic, OpRead) {
+		t.Fatal("authorized before the ACLs were loaded")
+	}
+	if !a.Authorize(admin, ResourceTopic, "t", OpRead) {
+		t.Fatal("super user refused before the ACLs were loaded")
+	}
+	close(ready)
+	if !a.Authorize(alice, ResourceTopic, "t", OpRead) || !a.Authorize(bob, ResourceTopic, "other", OpRead) {
+		t.Fatal("refused once ready")
+	}
+}
