@@ -37,6 +37,7 @@ const (
 	suiteVisible = "kcat against every node of a three-node cluster (`test/cluster/visibility_test.go`)"
 	suiteQuorum  = "quorum: in-process dynamic quorum (`internal/metadata/quorum/raft_voters_test.go`)"
 	suiteCluster = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
+	suiteACLs    = "kafka-python, kcat (`test/compat/acl_test.go`); three nodes (`test/cluster/acl_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -52,11 +53,11 @@ func broker(file string) string { return fmt.Sprintf(suiteBroker, file) }
 // registration without an entry, so a new API cannot ship undocumented.
 var apiDocs = map[kmsg.Key]apiDoc{
 	kmsg.CreateACLs: {"LITERAL and PREFIXED bindings (KIP-290), validated by the active controller (INVALID_REQUEST), stored as AccessControlEntryRecords; an existing binding is kept; ALTER on the cluster; forwarded",
-		[]string{broker("authz_test.go"), broker("authz_table_test.go"), suiteCLI}},
+		[]string{broker("authz_test.go"), broker("authz_table_test.go"), suiteACLs, suiteCLI}},
 	kmsg.DescribeACLs: {"filters with ANY and MATCH patterns (KIP-290), answered from the local image; DESCRIBE on the cluster",
-		[]string{broker("authz_test.go"), broker("authz_table_test.go"), suiteCLI}},
+		[]string{broker("authz_test.go"), broker("authz_table_test.go"), suiteACLs, suiteCLI}},
 	kmsg.DeleteACLs: {"filters with ANY and MATCH patterns; each filter lists what it removed; ALTER on the cluster; forwarded",
-		[]string{broker("authz_test.go"), broker("authz_table_test.go"), suiteCLI}},
+		[]string{broker("authz_test.go"), broker("authz_table_test.go"), suiteACLs, suiteCLI}},
 	kmsg.ElectLeaders: {"preferred and unclean (KIP-460); null topics = all partitions; forwarded to the active controller",
 		[]string{suiteCtrl}},
 	kmsg.AlterPartitionAssignments: {"KIP-455: new replicas copy the data and join the ISR before the old ones are dropped; null replicas cancel; forwarded",
@@ -193,7 +194,8 @@ ConsumerGroupDescribe and DescribeCluster fill their authorized-operations
 fields from the ACLs. ACLs live in the metadata log
 (AccessControlEntryRecord), replicated to every node. Exercised by
 ` + "`internal/broker/authz_table_test.go`" + ` (every API × resource × operation),
-` + "`internal/security/acl`" + `, ` + "`test/cluster/acl_test.go`" + ` and ` + "`test/cli`" + `.
+` + "`internal/security/acl`" + `, kafka-python's admin client and producer and kcat
+(` + "`test/compat/acl_test.go`" + `), ` + "`test/cluster/acl_test.go`" + ` and ` + "`test/cli`" + `.
 Without an authorizer nothing is checked and the ACL APIs answer
 SECURITY_DISABLED.
 
