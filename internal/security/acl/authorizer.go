@@ -164,7 +164,11 @@ func (a *Authorizer) current() *view {
 		return v
 	}
 	v := newView(set)
-	a.view.Store(v)
+	// A request that read an older image may get here after a newer set
+	// was indexed: it is answered from its own view, which is not kept.
+	if a.image().ACLs() == set {
+		a.view.Store(v)
+	}
 	return v
 }
 
