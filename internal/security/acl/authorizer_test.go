@@ -2,6 +2,8 @@ package acl
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -326,4 +328,44 @@ func TestAuthorizeBeforeReady(t *testing.T) {
 	if !a.Authorize(alice, ResourceTopic, "t", OpRead) || !a.Authorize(bob, ResourceTopic, "other", OpRead) {
 		t.Fatal("refused once ready")
 	}
+}
+
+// Checks running while images with other ACL sets are published see one
+// set or the other, never a mix, and race with nothing (run with -race).
+func TestAuthorizeWhileACLsChange(t *testing.T) {
+	b := allow(ResourceTopic, "t", PatternLiteral, "User:alice", "*", OpRead)
+	with := imageWith(t, b)
+	without := imageWith(t)
+	var cur atomic.Pointer[metadata.Image]
+	cur.Store(without)
+	a := New(Config{}, cur.Load)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					a.Authorize(alice, ResourceTopic, "t", OpRead)
+					a.AuthorizedOperations(bob, ResourceTopic, "t")
+				}
+			}
+		}()
+	}
+	for i := range 200 {
+		if i%2 == 0 {
+			cur.Store(with)
+		} else {
+			cur.Store(without)
+		}
+		if got, want := a.Authorize(alice, ResourceTopic, "t", OpRead), i%2 == 0; got != want {
+			t.Fatalf("round %d: Authorize = %v, want %v", i, got, want)
+		}
+	}
+	close(done)
+	wg.Wait()
 }
