@@ -252,10 +252,8 @@ type authzCase struct {
 	refused *kerr.Error
 }
 
-func produceTo(t *testing.T, topic string, txnID *string) kmsg.Request {
-	req := produceReq(topic, 0, 1, batch(t, record.CodecNone, "v"))
-	req.TransactionID = txnID
-	return versioned(9, req)
+func produceTo(t *testing.T, topic string) kmsg.Request {
+	return versioned(9, produceReq(topic, 0, 1, batch(t, record.CodecNone, "v")))
 }
 
 func authzCases() []authzCase {
@@ -381,9 +379,13 @@ func authzCases() []authzCase {
 
 	return []authzCase{
 		{name: "Produce: WRITE on the topic", grant: []acl.Binding{topicACL(topic, acl.OpWrite)},
-			req: func(t *testing.T) kmsg.Request { return produceTo(t, topic, nil) }, code: first, refused: topicAuth},
-		{name: "Produce: WRITE on the transactional id", base: []acl.Binding{topicACL(topic, acl.OpWrite)}, grant: []acl.Binding{txnACL(txn, acl.OpWrite)},
-			req: func(t *testing.T) kmsg.Request { return produceTo(t, topic, kmsg.StringPtr(txn)) }, code: first, refused: txnAuth},
+			req: func(t *testing.T) kmsg.Request { return produceTo(t, topic) }, code: first, refused: topicAuth},
+		{name: "Produce (transactional records): WRITE on the transactional id", base: []acl.Binding{topicACL(topic, acl.OpWrite)}, grant: []acl.Binding{txnACL(txn, acl.OpWrite)},
+			req: func(t *testing.T) kmsg.Request {
+				req := produceReq(topic, 0, 1, txnBatch(t, 0x10, "v"))
+				req.TransactionID = kmsg.StringPtr(txn)
+				return versioned(9, req)
+			}, code: first, refused: txnAuth},
 		{name: "Fetch (consumer): READ on the topic", grant: []acl.Binding{topicACL(topic, acl.OpRead)}, req: fetchAs(-1), code: first, refused: topicAuth},
 		{name: "Fetch (follower): CLUSTER_ACTION", grant: []acl.Binding{clusterACL(acl.OpClusterAction)}, req: fetchAs(7), code: first, refused: topicAuth},
 		{name: "ListOffsets: DESCRIBE on the topic, implied by READ", grant: []acl.Binding{topicACL(topic, acl.OpRead)}, checked: acl.OpDescribe,
@@ -429,7 +431,7 @@ func authzCases() []authzCase {
 				req.Topics = append(req.Topics, rt)
 				return versioned(4, req)
 			}, code: first, refused: topicAuth},
-		{name: "OffsetForLeaderEpoch (follower): CLUSTER_ACTION", grant: []acl.Binding{clusterACL(acl.OpClusterAction)},
+		{name: "OffsetForLeaderEpoch: CLUSTER_ACTION instead of DESCRIBE on the topic", grant: []acl.Binding{clusterACL(acl.OpClusterAction)},
 			req: func(*testing.T) kmsg.Request {
 				req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 				req.ReplicaID = 7
@@ -440,7 +442,7 @@ func authzCases() []authzCase {
 				rt.Partitions = append(rt.Partitions, rp)
 				req.Topics = append(req.Topics, rt)
 				return versioned(4, req)
-			}, code: first, refused: clusterAuth},
+			}, code: first, refused: topicAuth},
 		{name: "FindCoordinator (group): DESCRIBE on the group", grant: []acl.Binding{groupACL(grp, acl.OpDescribe)}, req: findCoordinator(0, grp), code: first, refused: groupAuth},
 		{name: "FindCoordinator (transaction): DESCRIBE on the transactional id", grant: []acl.Binding{txnACL(txn, acl.OpDescribe)}, req: findCoordinator(1, txn), code: first, refused: txnAuth},
 		{name: "JoinGroup: READ on the group", grant: []acl.Binding{groupACL(grp, acl.OpRead)},

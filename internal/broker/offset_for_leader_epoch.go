@@ -33,17 +33,14 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *server.Request
 	req := r.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	img := b.meta.Image()
-	// Kafka: a follower (replica id >= 0) needs CLUSTER_ACTION
-	// (CLUSTER_AUTHORIZATION_FAILED), a consumer DESCRIBE on each topic.
-	followerDenied := req.ReplicaID >= 0 && !b.allowedCluster(r, acl.OpClusterAction)
+	// Kafka: CLUSTER_ACTION (a follower's) allows every topic; without
+	// it, each topic needs DESCRIBE, else TOPIC_AUTHORIZATION_FAILED.
+	everyTopic := b.allowedCluster(r, acl.OpClusterAction)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		var denied error
-		switch {
-		case followerDenied:
-			denied = kerr.ClusterAuthorizationFailed
-		case req.ReplicaID < 0 && !b.allowedTopic(r, rt.Topic, acl.OpDescribe):
+		if !everyTopic && !b.allowedTopic(r, rt.Topic, acl.OpDescribe) {
 			denied = kerr.TopicAuthorizationFailed
 		}
 		for _, rp := range rt.Partitions {

@@ -82,11 +82,13 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	// partitions that appended wait below before it is final.
 	errs := make([][]error, len(req.Topics))
 	var waits []replicationWait
-	unauthorizedTxn := req.TransactionID == nil && hasTransactionalBatch(req)
-	// Kafka: WRITE on the transactional id, else every partition is
-	// TRANSACTIONAL_ID_AUTHORIZATION_FAILED; WRITE on each topic, else
-	// its partitions are TOPIC_AUTHORIZATION_FAILED.
-	txnDenied := req.TransactionID != nil && !b.allowed(r, acl.ResourceTransactionalID, *req.TransactionID, acl.OpWrite)
+	transactional := hasTransactionalBatch(req)
+	unauthorizedTxn := req.TransactionID == nil && transactional
+	// Kafka: transactional records need WRITE on the transactional id,
+	// else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each
+	// topic needs WRITE, else its partitions are TOPIC_AUTHORIZATION_FAILED.
+	// (An idempotent produce needs nothing more since KIP-679.)
+	txnDenied := transactional && req.TransactionID != nil && !b.allowed(r, acl.ResourceTransactionalID, *req.TransactionID, acl.OpWrite)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
