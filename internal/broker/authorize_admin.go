@@ -103,8 +103,8 @@ func filterDeleteTopics(b *Broker, r *server.Request) (int, func(kmsg.Response))
 	req := r.Body.(*kmsg.DeleteTopicsRequest)
 	img := b.meta.Image()
 	var refused []kmsg.DeleteTopicsResponseTopic
-	// Kafka: DELETE on the topic (DESCRIBE is implied by it); refused
-	// whether or not it exists.
+	// Kafka: DESCRIBE and DELETE on the topic (a DENY of DESCRIBE refuses
+	// though DELETE implies it); refused whether or not it exists.
 	deny := func(name *string, id [16]byte) bool {
 		n := ""
 		if name != nil {
@@ -114,7 +114,7 @@ func filterDeleteTopics(b *Broker, r *server.Request) (int, func(kmsg.Response))
 		} else {
 			return false // an unknown id: UNKNOWN_TOPIC_ID from the handler
 		}
-		if b.allowedTopic(r, n, acl.OpDelete) {
+		if b.allowedTopic(r, n, acl.OpDescribe) && b.allowedTopic(r, n, acl.OpDelete) {
 			return false
 		}
 		st := kmsg.NewDeleteTopicsResponseTopic()
