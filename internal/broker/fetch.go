@@ -117,7 +117,10 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 		reader.replicaID = req.ReplicaState.ID
 	}
 	if !b.trusted(r) && reader.replicaID < 0 {
-		reader.mayRead = func(topic string) bool { return b.allowedTopic(r, topic, acl.OpRead) }
+		// The subject once per request: a fetch names many partitions,
+		// and is re-read after every wake-up.
+		s := subject(r)
+		reader.mayRead = func(topic string) bool { return b.authz.Authorize(s, acl.ResourceTopic, topic, acl.OpRead) }
 	}
 	deadline := r.Received.Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 
