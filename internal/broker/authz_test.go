@@ -260,3 +260,30 @@ func TestCreateTopicsHidesConfigsWithoutDescribeConfigs(t *testing.T) {
 		t.Fatalf("described: error %v, %d configs, config error %v", kerr.ErrorForCode(got.ErrorCode), len(got.Configs), kerr.ErrorForCode(got.ConfigErrorCode))
 	}
 }
+
+// ConsumerGroupDescribe describes a group only to a principal that may
+// DESCRIBE the topics its members use (Kafka 4).
+func TestConsumerGroupDescribeNeedsTopicDescribe(t *testing.T) {
+	an := startAuthzNode(t, nil)
+	an.createTopics("orders")
+	an.awaitGroupCoordinator("cgd")
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "cgd", "member-cgd-aaaaaaaaaaaaaaaa", 0, 10000
+	hb.SubscribedTopicNames, hb.Topics = []string{"orders"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if code := an.call(admin, versioned(0, hb)).(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode; code != 0 {
+		t.Fatalf("heartbeat: %v", kerr.ErrorForCode(code))
+	}
+	describe := func() kmsg.ConsumerGroupDescribeResponseGroup {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{"cgd"}
+		return an.call(alice, versioned(0, req)).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]
+	}
+	an.addACLs(groupACL("cgd", acl.OpDescribe))
+	if g := describe(); g.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(g.Members) != 0 {
+		t.Fatalf("without DESCRIBE on orders: %v, %d members", kerr.ErrorForCode(g.ErrorCode), len(g.Members))
+	}
+	an.addACLs(topicACL("orders", acl.OpDescribe))
+	if g := describe(); g.ErrorCode != 0 || len(g.Members) != 1 {
+		t.Fatalf("with DESCRIBE on orders: %v, %d members", kerr.ErrorForCode(g.ErrorCode), len(g.Members))
+	}
+}

@@ -73,9 +73,39 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *server.Requ
 			}
 			rg.Members = append(rg.Members, rm)
 		}
+		if !b.mayDescribeGroupTopics(r, rg.Members) {
+			// Kafka: a group is described only to a principal that may
+			// DESCRIBE every topic its members subscribe to or are assigned.
+			rg.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			rg.ErrorMessage = kmsg.StringPtr("The described group uses topics that the client is not authorized to describe.")
+			rg.Members = nil
+		}
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp, nil
+}
+
+// mayDescribeGroupTopics reports whether r may DESCRIBE every topic the
+// members subscribe to or hold in their current or target assignment.
+func (b *Broker) mayDescribeGroupTopics(r *server.Request, members []kmsg.ConsumerGroupDescribeResponseGroupMember) bool {
+	if b.trusted(r) {
+		return true
+	}
+	for _, m := range members {
+		for _, t := range m.SubscribedTopics {
+			if !b.allowedTopic(r, t, acl.OpDescribe) {
+				return false
+			}
+		}
+		for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+			for _, tp := range a.TopicPartitions {
+				if !b.allowedTopic(r, tp.Topic, acl.OpDescribe) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 func describedAssignment(ts []group.NamedTopicPartitions) kmsg.Assignment {
