@@ -100,15 +100,7 @@ func (b *Broker) allowedGroup(r *server.Request, id string, op kmsg.ACLOperation
 // r's principal (KIP-430); with no authorizer, every operation of the type.
 func (b *Broker) authorizedOps(r *server.Request, typ kmsg.ACLResourceType, name string) int32 {
 	if b.trusted(r) {
-		switch typ {
-		case acl.ResourceTopic:
-			return topicAuthorizedOps
-		case acl.ResourceCluster:
-			return clusterAuthorizedOps
-		case acl.ResourceGroup:
-			return groupAuthorizedOps
-		}
-		return 0
+		return acl.AllOperations(typ)
 	}
 	return b.authz.AuthorizedOperations(subject(r), typ, name)
 }

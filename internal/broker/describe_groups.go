@@ -21,10 +21,6 @@ import (
 
 func init() { register(kmsg.DescribeGroups, 0, 5, (*Broker).handleDescribeGroups) }
 
-// groupAuthorizedOps are Kafka's group ACL operations READ, DELETE and
-// DESCRIBE as authorized-operation bits.
-const groupAuthorizedOps = 1<<3 | 1<<6 | 1<<8
-
 func (b *Broker) handleDescribeGroups(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)

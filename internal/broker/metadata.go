@@ -34,12 +34,9 @@ import (
 
 func init() { register(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
 
-// Kafka's AclOperation codes as bits of an authorized-operations field.
-const (
-	topicAuthorizedOps   = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11 // READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS
-	clusterAuthorizedOps = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12       // CREATE ALTER DESCRIBE CLUSTER_ACTION DESCRIBE_CONFIGS ALTER_CONFIGS IDEMPOTENT_WRITE
-	authorizedOpsOmitted = -2147483648
-)
+// authorizedOpsOmitted is an authorized-operations field not asked for
+// (KIP-430: INT32_MIN).
+const authorizedOpsOmitted = -2147483648
 
 func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.MetadataRequest)

@@ -138,6 +138,16 @@ var operationsOf = map[kmsg.ACLResourceType][]kmsg.ACLOperation{
 	ResourceUser:            {OpCreateTokens, OpDescribeTokens},
 }
 
+// AllOperations is the bit field of every operation of the resource type,
+// what authorized_operations reports when nothing is checked.
+func AllOperations(typ kmsg.ACLResourceType) int32 {
+	var bits int32
+	for _, op := range operationsOf[typ] {
+		bits |= 1 << op
+	}
+	return bits
+}
+
 // AuthorizedOperations is the bit field of the operations s may perform
 // on the resource (bit n set for operation code n), as Metadata,
 // DescribeGroups and DescribeCluster report it (KIP-430).
