@@ -287,3 +287,30 @@ func TestConsumerGroupDescribeNeedsTopicDescribe(t *testing.T) {
 		t.Fatalf("with DESCRIBE on orders: %v, %d members", kerr.ErrorForCode(g.ErrorCode), len(g.Members))
 	}
 }
+
+// A regex subscription takes only the matching topics the member may
+// DESCRIBE (Kafka 4).
+func TestConsumerGroupRegexFilteredByDescribe(t *testing.T) {
+	an := startAuthzNode(t, nil)
+	an.createTopics("rx-allowed", "rx-hidden")
+	an.awaitGroupCoordinator("rxg")
+	an.addACLs(groupACL("rxg", acl.OpRead), topicACL("rx-allowed", acl.OpDescribe))
+	ids := map[[16]byte]string{}
+	for _, tp := range an.call(admin, metadataAll(false)).(*kmsg.MetadataResponse).Topics {
+		ids[tp.TopicID] = *tp.Topic
+	}
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "rxg", "member-rx-aaaaaaaaaaaaaaaaa", 0, 10000
+	hb.SubscribedTopicRegex, hb.Topics = kmsg.StringPtr("rx-.*"), []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp := an.call(alice, versioned(1, hb)).(*kmsg.ConsumerGroupHeartbeatResponse)
+	if resp.ErrorCode != 0 || resp.Assignment == nil {
+		t.Fatalf("heartbeat: %v, assignment %v", kerr.ErrorForCode(resp.ErrorCode), resp.Assignment)
+	}
+	var got []string
+	for _, tp := range resp.Assignment.Topics {
+		got = append(got, ids[tp.TopicID])
+	}
+	if !slices.Equal(got, []string{"rx-allowed"}) {
+		t.Fatalf("assigned %v, want only rx-allowed", got)
+	}
+}

@@ -64,6 +64,12 @@ func (b *Broker) handleConsumerGroupHeartbeat(ctx context.Context, r *server.Req
 	if r.Version >= 1 {
 		hr.SubscribedTopicRegex = req.SubscribedTopicRegex
 	}
+	if !b.trusted(r) {
+		// A regex subscribes only to the topics the member may DESCRIBE
+		// (Kafka 4).
+		s := subject(r)
+		hr.MayDescribe = func(topic string) bool { return b.authz.Authorize(s, acl.ResourceTopic, topic, acl.OpDescribe) }
+	}
 	if req.Topics != nil {
 		hr.Owned = make([]group.TopicPartitions, 0, len(req.Topics))
 		for _, t := range req.Topics {
