@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/security"
+	"github.com/vltava/vltava/internal/security/acl"
 )
 
 // aclFlags are kafka-acls.sh's options.
@@ -251,10 +253,49 @@ func (f *aclFlags) builders(pattern kadm.ACLPattern) ([]*kadm.ACLBuilder, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := f.checkOperations(ops); err != nil {
+		return nil, err
+	}
 	if f.remove && len(f.allowPrincipals)+len(f.denyPrincipals) == 0 && len(f.operations) == 0 {
 		ops = []kadm.ACLOperation{kadm.OpAny}
 	}
 	return []*kadm.ACLBuilder{who(f.resources(kadm.NewACLs()).Operations(ops...))}, nil
+}
+
+// checkOperations refuses operations a resource type does not have, as
+// kafka-acls.sh does ("ResourceType TOPIC only supports operations ...").
+func (f *aclFlags) checkOperations(ops []kadm.ACLOperation) error {
+	for _, typ := range f.resourceTypes() {
+		supported := acl.SupportedOperations(typ)
+		for _, op := range ops {
+			if op != kadm.OpAll && op != kadm.OpAny && !slices.Contains(supported, op) {
+				names := make([]string, len(supported))
+				for i, s := range supported {
+					names[i] = s.String()
+				}
+				return fmt.Errorf("--operation %s: resource type %s only supports operations %s, ALL", op, typ, strings.Join(names, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// resourceTypes are the resource types the flags name.
+func (f *aclFlags) resourceTypes() []kmsg.ACLResourceType {
+	var out []kmsg.ACLResourceType
+	for _, r := range []struct {
+		named bool
+		typ   kmsg.ACLResourceType
+	}{
+		{len(f.topics) > 0, acl.ResourceTopic}, {len(f.groups) > 0, acl.ResourceGroup},
+		{len(f.txnIDs) > 0, acl.ResourceTransactionalID}, {len(f.tokens) > 0, acl.ResourceDelegationToken},
+		{f.cluster, acl.ResourceCluster},
+	} {
+		if r.named {
+			out = append(out, r.typ)
+		}
+	}
+	return out
 }
 
 func hostsOrAny(hosts []string) []string {

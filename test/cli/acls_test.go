@@ -99,7 +99,8 @@ func TestACLsCommand(t *testing.T) {
 		{"acls", "--add", "--allow-principal", "User:a", "--operation", "Fly", "--topic", "t"}, // no such operation
 		{"acls", "--add", "--allow-principal", "User:a", "--topic", "t", "--resource-pattern-type", "match"},
 		{"acls", "--list", "--add"},
-		{"acls", "--add", "--allow-principal", "User:a", "--consumer", "--topic", "t"}, // --consumer needs --group
+		{"acls", "--add", "--allow-principal", "User:a", "--operation", "ClusterAction", "--topic", "t"}, // not a topic operation
+		{"acls", "--add", "--allow-principal", "User:a", "--consumer", "--topic", "t"},                   // --consumer needs --group
 	} {
 		if msg := fails(t, b, "", bad...); strings.Count(strings.TrimSpace(msg), "\n") > 0 {
 			t.Errorf("vltava %s: error is not one line: %q", strings.Join(bad, " "), msg)

@@ -3,6 +3,7 @@ package acl
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,6 +137,12 @@ var operationsOf = map[kmsg.ACLResourceType][]kmsg.ACLOperation{
 	ResourceTransactionalID: {OpDescribe, OpWrite},
 	ResourceDelegationToken: {OpDescribe},
 	ResourceUser:            {OpCreateTokens, OpDescribeTokens},
+}
+
+// SupportedOperations are the operations of the resource type (besides
+// ALL), in Kafka's order.
+func SupportedOperations(typ kmsg.ACLResourceType) []kmsg.ACLOperation {
+	return slices.Clone(operationsOf[typ])
 }
 
 // AllOperations is the bit field of every operation of the resource type,
