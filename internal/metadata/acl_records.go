@@ -6,6 +6,12 @@ import (
 	"slices"
 )
 
+// The ACL record types are Kafka's apiKeys 6 and 18.
+const (
+	AccessControlEntryRecordType       RecordType = 6
+	RemoveAccessControlEntryRecordType RecordType = 18
+)
+
 // AccessControlEntryRecord adds one ACL binding (Kafka's metadata record of
 // the same name, apiKey 6): a resource pattern (type, name, pattern type)
 // and an access control entry (principal, host, operation, permission).

@@ -17,13 +17,9 @@ const (
 	PartitionRecordType       RecordType = 3
 	ConfigRecordType          RecordType = 4
 	PartitionChangeRecordType RecordType = 5
-	// AccessControlEntryRecordType and RemoveAccessControlEntryRecordType
-	// are Kafka's apiKeys 6 and 18: ACL bindings (acl_records.go).
-	AccessControlEntryRecordType       RecordType = 6
-	RemoveAccessControlEntryRecordType RecordType = 18
-	RemoveTopicRecordType              RecordType = 9
-	FeatureLevelRecordType             RecordType = 12
-	ProducerIDsRecordType              RecordType = 15
+	RemoveTopicRecordType     RecordType = 9
+	FeatureLevelRecordType    RecordType = 12
+	ProducerIDsRecordType     RecordType = 15
 	// BrokerRegistrationChangeRecordType is Kafka's apiKey 17: fencing,
 	// unfencing and controlled shutdown of a registered broker.
 	BrokerRegistrationChangeRecordType RecordType = 17
