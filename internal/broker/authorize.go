@@ -18,6 +18,7 @@ package broker
 
 import (
 	"net"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -44,11 +45,34 @@ func newAuthorizer(o Options) *acl.Authorizer {
 			supers = append(supers, p)
 		}
 	}
+	warnAnonymousReplication(o, supers)
 	return acl.New(acl.Config{
 		SuperUsers:                supers,
 		AllowEveryoneIfNoACLFound: o.Config.AllowEveryoneIfNoACLFound,
 		Ready:                     o.Ready,
 	}, o.Meta.Image)
+}
+
+// warnAnonymousReplication logs, at start, what a PLAINTEXT inter-broker
+// listener implies: followers fetch as User:ANONYMOUS, and a follower's
+// fetch needs CLUSTER_ACTION on the cluster (Kafka's rule), so without
+// that principal among the super users, or an ACL granting it, or
+// allow.everyone.if.no.acl.found with no cluster ACLs, replication is
+// refused.
+func warnAnonymousReplication(o Options, supers []security.Principal) {
+	if o.Config.AllowEveryoneIfNoACLFound || slices.Contains(supers, security.Anonymous) {
+		return
+	}
+	name := interBrokerListener(o.Config)
+	for _, l := range o.Config.Listeners {
+		if l.Name == name && l.SecurityProtocol == "PLAINTEXT" {
+			if o.Logger != nil {
+				o.Logger.Warn("the inter-broker listener is PLAINTEXT, so follower fetches act as User:ANONYMOUS and need CLUSTER_ACTION on the cluster: add it to super.users or grant it with an ACL",
+					"listener", name)
+			}
+			return
+		}
+	}
 }
 
 // trusted reports whether r is answered without authorization.
