@@ -27,6 +27,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/security/quota"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -72,6 +73,15 @@ type Broker struct {
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
+
+	// authz is the ACL authorizer (authorize.go); nil without
+	// authorizer.class.name.
+	authz *acl.Authorizer
+	// earlyStart are the early.start.listeners: with an authorizer, their
+	// client requests are not held until the node is ready (only super
+	// users are authorized there until then, as Kafka's StandardAuthorizer
+	// before its initial load).
+	earlyStart map[string]bool
 
 	// autoCreates runs one auto-creation per missing topic name at a time
 	// (metadata.go; find_coordinator.go for __consumer_offsets), shared by
@@ -141,6 +151,8 @@ func New(o Options) *Broker {
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),
+		authz:               newAuthorizer(o),
+		earlyStart:          earlyStartListeners(o.Config),
 	}
 }
 
@@ -208,6 +220,8 @@ var controllerAPIs = map[int16]bool{
 	int16(kmsg.ListPartitionReassignments): true,
 	int16(kmsg.UpdateFeatures):             true,
 	int16(kmsg.AlterClientQuotas):          true,
+	int16(kmsg.CreateACLs):                 true,
+	int16(kmsg.DeleteACLs):                 true,
 }
 
 // ControllerHandler returns the handler of this node's controller endpoint
@@ -238,7 +252,7 @@ func (h controllerHandler) Handle(ctx context.Context, r *server.Request) (kmsg.
 	if !controllerAPIs[r.Key] {
 		return nil, fmt.Errorf("API key %d is not served by a controller", r.Key)
 	}
-	resp, err := apis[r.Key].handle(h.b, ctx, r)
+	resp, err := apis[r.Key].handle(h.b, ctx, withControlPlanePrincipal(r))
 	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && err == nil {
 		av.ApiKeys = slices.DeleteFunc(av.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool {
 			return !controllerAPIs[k.ApiKey]
@@ -266,11 +280,20 @@ func (b *Broker) Handle(ctx context.Context, r *server.Request) (kmsg.Response, 
 	if client && r.Key == int16(kmsg.Fetch) && isReplicaFetch(r) {
 		return refusedReplicaFetch(r), nil
 	}
-	if b.ready != nil && !controlPlaneAPIs[r.Key] && r.ClientID != controller.ForwardClientID {
+	if b.ready != nil && !controlPlaneAPIs[r.Key] && r.ClientID != controller.ForwardClientID && !b.startsEarly(r) {
 		select {
 		case <-b.ready:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+	}
+	if refused := b.clusterRefused(r); refused != nil { // authorize_cluster.go
+		return refused, nil
+	}
+	if f := resourceFilters[r.Key]; f != nil && !b.trusted(r) {
+		next := a.handle
+		a.handle = func(b *Broker, ctx context.Context, r *server.Request) (kmsg.Response, error) {
+			return b.handleFiltered(ctx, r, next, f) // authorize_admin.go
 		}
 	}
 	resp, err := b.handleMeasured(ctx, a, r)

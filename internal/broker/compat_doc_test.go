@@ -38,6 +38,7 @@ const (
 	suiteQuorum  = "quorum: in-process dynamic quorum (`internal/metadata/quorum/raft_voters_test.go`)"
 	suiteCluster = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
 	suiteQuota   = "quotas: franz-go, kcat (`test/compat/quotas_test.go`)"
+	suiteACLs    = "kafka-python, kcat (`test/compat/acl_test.go`); three nodes (`test/cluster/acl_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -56,6 +57,12 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{broker("client_quotas_test.go"), suiteCLI, suiteQuota}},
 	kmsg.AlterClientQuotas: {"producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate (user/client-id), connection_creation_rate (ip); validated as Kafka's controller (INVALID_REQUEST per entry); validate_only; forwarded to the active controller; enforced as KIP-219 (throttle_time_ms, then the connection muted)",
 		[]string{broker("client_quotas_test.go"), broker("client_quota_throttle_test.go"), suiteCLI, suiteQuota}},
+	kmsg.CreateACLs: {"LITERAL and PREFIXED bindings (KIP-290), validated by the active controller (INVALID_REQUEST), stored as AccessControlEntryRecords; an existing binding is kept; ALTER on the cluster; forwarded",
+		[]string{broker("authz_test.go"), broker("authz_table_test.go"), suiteACLs, suiteCLI}},
+	kmsg.DescribeACLs: {"filters with ANY and MATCH patterns (KIP-290), answered from the local image; DESCRIBE on the cluster",
+		[]string{broker("authz_test.go"), broker("authz_table_test.go"), suiteACLs, suiteCLI}},
+	kmsg.DeleteACLs: {"filters with ANY and MATCH patterns; each filter lists what it removed; ALTER on the cluster; forwarded",
+		[]string{broker("authz_test.go"), broker("authz_table_test.go"), suiteACLs, suiteCLI}},
 	kmsg.ElectLeaders: {"preferred and unclean (KIP-460); null topics = all partitions; forwarded to the active controller",
 		[]string{suiteCtrl}},
 	kmsg.AlterPartitionAssignments: {"KIP-455: new replicas copy the data and join the ISR before the old ones are dropped; null replicas cancel; forwarded",
@@ -170,7 +177,7 @@ registry, so it cannot claim what the broker does not serve.
 
 Transactions (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
-clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
+clients see them absent from ApiVersions. SASL/SSL, delegation
 tokens and the share-group APIs are not served either; a broker
 configured with an SSL or SASL listener refuses to start rather than serve
 it as plain text (docs/CONFIGURATION.md). The
@@ -178,6 +185,24 @@ controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
 AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers: on the
 controllers' quorum port and on the inter-broker listener, not on other
 listeners, whose ApiVersions omits them.
+
+## Authorization
+
+With ` + "`authorizer.class.name`" + ` set to Kafka's StandardAuthorizer (or the
+older AclAuthorizer name), every API is checked as Kafka's "Operations and
+Resources on Protocols" table says, with Kafka's errors
+(TOPIC_AUTHORIZATION_FAILED per topic or partition,
+GROUP_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED,
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED); Metadata lists only the topics the
+principal may describe, and Metadata, DescribeGroups,
+ConsumerGroupDescribe and DescribeCluster fill their authorized-operations
+fields from the ACLs. ACLs live in the metadata log
+(AccessControlEntryRecord), replicated to every node. Exercised by
+` + "`internal/broker/authz_table_test.go`" + ` (every API × resource × operation),
+` + "`internal/security/acl`" + `, kafka-python's admin client and producer and kcat
+(` + "`test/compat/acl_test.go`" + `), ` + "`test/cluster/acl_test.go`" + ` and ` + "`test/cli`" + `.
+Without an authorizer nothing is checked and the ACL APIs answer
+SECURITY_DISABLED.
 
 ## Versions Kafka 4 removed (KIP-896)
 

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -27,8 +28,13 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *server.Requ
 		rg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		rg.Group = id
 		rg.AuthorizedOperations = authorizedOpsOmitted
+		if !b.allowedGroup(r, id, acl.OpDescribe) { // Kafka: DESCRIBE on the group
+			rg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
 		if req.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = groupAuthorizedOps
+			rg.AuthorizedOperations = b.authorizedOps(r, acl.ResourceGroup, id)
 		}
 		if b.groups == nil {
 			rg.ErrorCode = b.errCode(errNoCoordinator)
@@ -67,9 +73,39 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *server.Requ
 			}
 			rg.Members = append(rg.Members, rm)
 		}
+		if !b.mayDescribeGroupTopics(r, rg.Members) {
+			// Kafka: a group is described only to a principal that may
+			// DESCRIBE every topic its members subscribe to or are assigned.
+			rg.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			rg.ErrorMessage = kmsg.StringPtr("The described group uses topics that the client is not authorized to describe.")
+			rg.Members = nil
+		}
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp, nil
+}
+
+// mayDescribeGroupTopics reports whether r may DESCRIBE every topic the
+// members subscribe to or hold in their current or target assignment.
+func (b *Broker) mayDescribeGroupTopics(r *server.Request, members []kmsg.ConsumerGroupDescribeResponseGroupMember) bool {
+	if b.trusted(r) {
+		return true
+	}
+	for _, m := range members {
+		for _, t := range m.SubscribedTopics {
+			if !b.allowedTopic(r, t, acl.OpDescribe) {
+				return false
+			}
+		}
+		for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+			for _, tp := range a.TopicPartitions {
+				if !b.allowedTopic(r, tp.Topic, acl.OpDescribe) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 func describedAssignment(ts []group.NamedTopicPartitions) kmsg.Assignment {

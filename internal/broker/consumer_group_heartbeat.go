@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -24,6 +25,19 @@ func init() { register(kmsg.ConsumerGroupHeartbeat, 0, 1, (*Broker).handleConsum
 func (b *Broker) handleConsumerGroupHeartbeat(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if !b.allowedGroup(r, req.Group, acl.OpRead) { // Kafka: READ on the group
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	// Kafka: DESCRIBE on every subscribed topic, else the heartbeat is
+	// TOPIC_AUTHORIZATION_FAILED.
+	for _, t := range req.SubscribedTopicNames {
+		if !b.allowedTopic(r, t, acl.OpDescribe) {
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.ErrorMessage = kmsg.StringPtr("The group member is not authorized to describe some of the subscribed topics.")
+			return resp, nil
+		}
+	}
 	if b.groups == nil {
 		resp.ErrorCode = b.errCode(errNoCoordinator)
 		return resp, nil
@@ -49,6 +63,12 @@ func (b *Broker) handleConsumerGroupHeartbeat(ctx context.Context, r *server.Req
 	}
 	if r.Version >= 1 {
 		hr.SubscribedTopicRegex = req.SubscribedTopicRegex
+	}
+	if !b.trusted(r) {
+		// A regex subscribes only to the topics the member may DESCRIBE
+		// (Kafka 4).
+		s := subject(r)
+		hr.MayDescribe = func(topic string) bool { return b.authz.Authorize(s, acl.ResourceTopic, topic, acl.OpDescribe) }
 	}
 	if req.Topics != nil {
 		hr.Owned = make([]group.TopicPartitions, 0, len(req.Topics))

@@ -9,8 +9,10 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -23,7 +25,10 @@ func (b *Broker) handleDeleteGroups(ctx context.Context, r *server.Request) (kms
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = id
 		err := errNoCoordinator
-		if b.groups != nil {
+		switch {
+		case !b.allowedGroup(r, id, acl.OpDelete): // Kafka: DELETE on the group
+			err = kerr.GroupAuthorizationFailed
+		case b.groups != nil:
 			err = b.groups.DeleteGroup(id)
 		}
 		rg.ErrorCode = b.errCode(err)

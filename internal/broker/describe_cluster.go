@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -25,13 +26,17 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *server.Request) (km
 	resp.ControllerID = b.controllerID(b.meta.Image())
 	resp.EndpointType = 1
 	resp.ClusterAuthorizedOperations = authorizedOpsOmitted
+	if !b.allowedCluster(r, acl.OpDescribe) { // Kafka: DESCRIBE on the cluster
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	if r.Version >= 1 && req.EndpointType != 1 {
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
 		resp.EndpointType = req.EndpointType
 		return resp, nil
 	}
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+		resp.ClusterAuthorizedOperations = b.authorizedOps(r, acl.ResourceCluster, acl.ClusterName)
 	}
 	for _, mb := range b.brokerEndpoints(b.meta.Image(), r.Conn.Listener) {
 		db := kmsg.NewDescribeClusterResponseBroker()

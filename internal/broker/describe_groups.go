@@ -12,16 +12,14 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
 func init() { register(kmsg.DescribeGroups, 0, 5, (*Broker).handleDescribeGroups) }
-
-// groupAuthorizedOps are Kafka's group ACL operations READ, DELETE and
-// DESCRIBE as authorized-operation bits.
-const groupAuthorizedOps = 1<<3 | 1<<6 | 1<<8
 
 func (b *Broker) handleDescribeGroups(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeGroupsRequest)
@@ -30,8 +28,13 @@ func (b *Broker) handleDescribeGroups(ctx context.Context, r *server.Request) (k
 		rg := kmsg.NewDescribeGroupsResponseGroup()
 		rg.Group = id
 		rg.AuthorizedOperations = authorizedOpsOmitted
+		if !b.allowedGroup(r, id, acl.OpDescribe) { // Kafka: DESCRIBE on the group
+			rg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
 		if req.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = groupAuthorizedOps
+			rg.AuthorizedOperations = b.authorizedOps(r, acl.ResourceGroup, id)
 		}
 		if b.groups == nil {
 			rg.ErrorCode = b.errCode(errNoCoordinator)

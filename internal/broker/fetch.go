@@ -48,6 +48,7 @@ import (
 
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -83,12 +84,20 @@ type fetchReader struct {
 	readCommitted bool
 	useIDs        bool
 	version       int16
+	// mayRead is the consumer's READ on a topic (authorize.go); nil when
+	// every topic may be read.
+	mayRead func(topic string) bool
 }
 
 func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.FetchRequest)
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	useIDs := r.Version >= 13
+	// Kafka: a follower's fetch needs CLUSTER_ACTION, else every partition
+	// is TOPIC_AUTHORIZATION_FAILED; a consumer's needs READ on each topic.
+	if isReplicaFetch(r) && !b.allowedCluster(r, acl.OpClusterAction) {
+		return refusedReplicaFetch(r), nil
+	}
 
 	items, session, epoch, full, errCode := b.fetchPlan(req, r.Received)
 	if errCode != 0 {
@@ -108,6 +117,12 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 		reader.replicaID = req.ReplicaState.ID
 	}
 	maxBytes = b.fetchQuotaBytes(r, reader, maxBytes)
+	if !b.trusted(r) && reader.replicaID < 0 {
+		// The subject once per request: a fetch names many partitions,
+		// and is re-read after every wake-up.
+		s := subject(r)
+		reader.mayRead = func(topic string) bool { return b.authz.Authorize(s, acl.ResourceTopic, topic, acl.OpRead) }
+	}
 	deadline := r.Received.Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 
 	var waiter *partition.Waiter
@@ -320,6 +335,15 @@ func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int3
 	return topics, regions, sent, size, anyError
 }
 
+// fetchTopicName is the name of a fetched topic: from the image when it
+// exists, else as the request named it.
+func fetchTopicName(t *metadata.TopicImage, it fetchItem) string {
+	if t != nil {
+		return t.Name
+	}
+	return it.key.topic
+}
+
 // readFetchPartition reads one partition: the response entry (offsets,
 // error) and the file region holding its records, if any.
 func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining *int, first bool, reader fetchReader) (rp kmsg.FetchResponseTopicPartition, region fileRegion) {
@@ -337,6 +361,12 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 		t, ok = img.TopicByID(metadata.Uuid(it.key.topicID))
 	} else {
 		t, ok = img.Topic(it.key.topic)
+	}
+	// Unauthorized topics are TOPIC_AUTHORIZATION_FAILED whether or not
+	// they exist (by name); an unknown id stays UNKNOWN_TOPIC_ID, as Kafka.
+	if reader.mayRead != nil && (ok || !useIDs) && !reader.mayRead(fetchTopicName(t, it)) {
+		rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+		return rp, region
 	}
 	if !ok {
 		rp.ErrorCode = kerr.UnknownTopicOrPartition.Code

@@ -31,6 +31,7 @@ import (
 
 	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -47,7 +48,12 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, r *server.Request) (
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
 		c.NodeID, c.Port = -1, -1
-		nodeID, host, port, err := b.findCoordinator(ctx, req.CoordinatorType, key, r.Conn.Listener)
+		var nodeID, port int32
+		var host string
+		err := b.authorizeCoordinatorKey(r, req.CoordinatorType, key)
+		if err == nil {
+			nodeID, host, port, err = b.findCoordinator(ctx, req.CoordinatorType, key, r.Conn.Listener)
+		}
 		if err != nil {
 			c.ErrorCode = b.errCode(err)
 			c.ErrorMessage = errMessage(err)
@@ -62,6 +68,19 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, r *server.Request) (
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
 	return resp, nil
+}
+
+// authorizeCoordinatorKey is Kafka's check: DESCRIBE on the group
+// (GROUP_AUTHORIZATION_FAILED) or the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) whose coordinator is asked for.
+func (b *Broker) authorizeCoordinatorKey(r *server.Request, keyType int8, key string) error {
+	switch {
+	case keyType == 0 && !b.allowedGroup(r, key, acl.OpDescribe):
+		return kerr.GroupAuthorizationFailed
+	case keyType == 1 && !b.allowed(r, acl.ResourceTransactionalID, key, acl.OpDescribe):
+		return kerr.TransactionalIDAuthorizationFailed
+	}
+	return nil
 }
 
 func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listener string) (int32, string, int32, error) {

@@ -8,8 +8,10 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -18,6 +20,10 @@ func init() { register(kmsg.Heartbeat, 0, 4, (*Broker).handleHeartbeat) }
 func (b *Broker) handleHeartbeat(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.HeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	if !b.allowedGroup(r, req.Group, acl.OpRead) { // Kafka: READ on the group
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	if b.groups == nil {
 		resp.ErrorCode = b.errCode(errNoCoordinator)
 		return resp, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -111,10 +112,34 @@ func (b *Broker) allocateProducerIDBlock(ctx context.Context) (first int64, coun
 	return b.channel.AllocateProducerIDs(ctx)
 }
 
+// authorizeInitProducerID is Kafka's check: WRITE on the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an idempotent producer needs
+// IDEMPOTENT_WRITE on the cluster or, since KIP-679, WRITE on any topic
+// (CLUSTER_AUTHORIZATION_FAILED).
+func (b *Broker) authorizeInitProducerID(r *server.Request, txnID *string) int16 {
+	if b.trusted(r) {
+		return 0
+	}
+	if txnID != nil {
+		if !b.allowed(r, acl.ResourceTransactionalID, *txnID, acl.OpWrite) {
+			return kerr.TransactionalIDAuthorizationFailed.Code
+		}
+		return 0
+	}
+	if !b.allowedCluster(r, acl.OpIdempotentWrite) && !b.authz.AuthorizeByResourceType(subject(r), acl.ResourceTopic, acl.OpWrite) {
+		return kerr.ClusterAuthorizationFailed.Code
+	}
+	return 0
+}
+
 func (b *Broker) handleInitProducerID(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if code := b.authorizeInitProducerID(r, req.TransactionalID); code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
+	}
 	if req.TransactionalID != nil {
 		b.log.Warn("transactional producer refused: transactions are not supported yet",
 			"transactional_id", *req.TransactionalID, "client_id", r.ClientID)

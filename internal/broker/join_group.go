@@ -16,9 +16,11 @@ import (
 	"net"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -27,6 +29,10 @@ func init() { register(kmsg.JoinGroup, 0, 9, (*Broker).handleJoinGroup) }
 func (b *Broker) handleJoinGroup(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.JoinGroupRequest)
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	if !b.allowedGroup(r, req.Group, acl.OpRead) { // Kafka: READ on the group
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	jr := group.JoinRequest{
 		GroupID:              req.Group,
 		MemberID:             req.MemberID,

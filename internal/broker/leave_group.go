@@ -10,9 +10,11 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -21,6 +23,10 @@ func init() { register(kmsg.LeaveGroup, 0, 5, (*Broker).handleLeaveGroup) }
 func (b *Broker) handleLeaveGroup(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.LeaveGroupRequest)
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	if !b.allowedGroup(r, req.Group, acl.OpRead) { // Kafka: READ on the group
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	var members []group.LeaveMember
 	if r.Version < 3 {
 		members = []group.LeaveMember{{MemberID: req.MemberID}}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -36,7 +37,13 @@ func (b *Broker) handleListGroups(ctx context.Context, r *server.Request) (kmsg.
 		resp.ErrorCode = b.errCode(err)
 		return resp, nil
 	}
+	// Kafka: DESCRIBE on the cluster lists every group; else only the
+	// groups the principal may DESCRIBE.
+	all := b.allowedCluster(r, acl.OpDescribe)
 	for _, g := range groups {
+		if !all && !b.allowedGroup(r, g.GroupID, acl.OpDescribe) {
+			continue
+		}
 		rg := kmsg.NewListGroupsResponseGroup()
 		rg.Group = g.GroupID
 		rg.ProtocolType = g.ProtocolType

@@ -32,6 +32,7 @@ import (
 
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -51,10 +52,16 @@ func (b *Broker) handleListOffsets(_ context.Context, r *server.Request) (kmsg.R
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
+		denied := !b.allowedTopic(r, rt.Topic, acl.OpDescribe) // Kafka: DESCRIBE on the topic
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			if denied {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			sp.ErrorCode = b.listOffset(img, r.Version, req.ReplicaID, req.IsolationLevel, rt.Topic, rp, &sp)
 			st.Partitions = append(st.Partitions, sp)
 		}

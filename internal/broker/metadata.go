@@ -9,9 +9,12 @@ package broker
 // when auto.create.topics.enable is set and the request allows it
 // (allow_auto_topic_creation, v4+; always allowed before), unless the name is
 // invalid (INVALID_TOPIC_EXCEPTION) or internal. Creation is synchronous, so
-// the new topic is returned with its partitions at once. Authorized
-// operations (v8+) are filled when asked for; without ACLs every operation
-// is allowed.
+// the new topic is returned with its partitions at once. With an
+// authorizer (Kafka's rules): a principal sees only the topics it may
+// DESCRIBE; a named topic it may not is TOPIC_AUTHORIZATION_FAILED whether
+// or not it exists, and auto-creation needs CREATE on the cluster or the
+// topic. Authorized operations (v8+) are filled when asked for, from the
+// ACLs (without an authorizer, every operation).
 
 import (
 	"context"
@@ -25,17 +28,15 @@ import (
 
 	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
 func init() { register(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
 
-// Kafka's AclOperation codes as bits of an authorized-operations field.
-const (
-	topicAuthorizedOps   = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11 // READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS
-	clusterAuthorizedOps = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12       // CREATE ALTER DESCRIBE CLUSTER_ACTION DESCRIBE_CONFIGS ALTER_CONFIGS IDEMPOTENT_WRITE
-	authorizedOpsOmitted = -2147483648
-)
+// authorizedOpsOmitted is an authorized-operations field not asked for
+// (KIP-430: INT32_MIN).
+const authorizedOpsOmitted = -2147483648
 
 func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.MetadataRequest)
@@ -48,13 +49,16 @@ func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Re
 	resp.ControllerID = b.controllerID(img)
 	resp.AuthorizedOperations = authorizedOpsOmitted
 	if req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = clusterAuthorizedOps
+		resp.AuthorizedOperations = b.authorizedOps(r, acl.ResourceCluster, acl.ClusterName)
 	}
 
 	allTopics := req.Topics == nil || (r.Version == 0 && len(req.Topics) == 0)
 	if allTopics {
+		// Kafka lists only the topics the principal may DESCRIBE.
 		for _, t := range img.Topics() {
-			resp.Topics = append(resp.Topics, b.topicMetadata(img, t, req.IncludeTopicAuthorizedOperations))
+			if b.allowedTopic(r, t.Name, acl.OpDescribe) {
+				resp.Topics = append(resp.Topics, b.topicMetadata(r, img, t, req.IncludeTopicAuthorizedOperations))
+			}
 		}
 		return resp, nil
 	}
@@ -64,8 +68,22 @@ func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Re
 		var t *metadata.TopicImage
 		var ok bool
 		switch {
+		case rt.Topic != nil && !b.allowedTopic(r, *rt.Topic, acl.OpDescribe):
+			// Kafka: TOPIC_AUTHORIZATION_FAILED whether or not it exists.
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = rt.Topic
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
 		case rt.Topic != nil:
 			t, ok = img.Topic(*rt.Topic)
+			if !ok && allowAuto && b.cfg.AutoCreateTopicsEnable && !b.mayCreateTopic(r, *rt.Topic) {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.Topic = rt.Topic
+				mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
 			if !ok && allowAuto && b.cfg.AutoCreateTopicsEnable {
 				var err error
 				t, err = b.autoCreateTopic(ctx, *rt.Topic)
@@ -80,6 +98,15 @@ func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Re
 			}
 		case rt.TopicID != [16]byte{}:
 			t, ok = img.TopicByID(metadata.Uuid(rt.TopicID))
+			if ok && !b.allowedTopic(r, t.Name, acl.OpDescribe) {
+				// The name is not revealed to a principal that may not
+				// DESCRIBE the topic.
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
 		}
 		if !ok {
 			mt := kmsg.NewMetadataResponseTopic()
@@ -94,9 +121,15 @@ func (b *Broker) handleMetadata(ctx context.Context, r *server.Request) (kmsg.Re
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.topicMetadata(img, t, req.IncludeTopicAuthorizedOperations))
+		resp.Topics = append(resp.Topics, b.topicMetadata(r, img, t, req.IncludeTopicAuthorizedOperations))
 	}
 	return resp, nil
+}
+
+// mayCreateTopic is Kafka's check for creating a topic: CREATE on the
+// cluster, or on the topic.
+func (b *Broker) mayCreateTopic(r *server.Request, name string) bool {
+	return b.allowedCluster(r, acl.OpCreate) || b.allowedTopic(r, name, acl.OpCreate)
 }
 
 // autoCreateTopic creates a topic a client asked for, with the broker's
@@ -154,7 +187,7 @@ func (b *Broker) createTopicNow(ctx context.Context, name string) (*metadata.Top
 	return t, nil
 }
 
-func (b *Broker) topicMetadata(img *metadata.Image, t *metadata.TopicImage, withOps bool) kmsg.MetadataResponseTopic {
+func (b *Broker) topicMetadata(r *server.Request, img *metadata.Image, t *metadata.TopicImage, withOps bool) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -162,7 +195,7 @@ func (b *Broker) topicMetadata(img *metadata.Image, t *metadata.TopicImage, with
 	mt.IsInternal = t.IsInternal
 	mt.AuthorizedOperations = authorizedOpsOmitted
 	if withOps {
-		mt.AuthorizedOperations = topicAuthorizedOps
+		mt.AuthorizedOperations = b.authorizedOps(r, acl.ResourceTopic, t.Name)
 	}
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()

@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -50,17 +51,30 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *server.Request) (kms
 		cr.Retention, cr.RetentionSet = time.Duration(req.RetentionTimeMillis)*time.Millisecond, true
 	}
 	img := b.meta.Image()
-	// unknown marks the request's partitions (in order) that are not in
-	// the image.
-	var unknown []bool
+	// Kafka: READ on the group (else every partition is
+	// GROUP_AUTHORIZATION_FAILED) and READ on each topic (else its
+	// partitions are TOPIC_AUTHORIZATION_FAILED).
+	groupDenied := !b.allowedGroup(r, req.Group, acl.OpRead)
+	// skipped holds, for the request's partitions (in order), the error of
+	// those that do not reach the group: unauthorized or not in the image.
+	var skipped []error
 	for _, t := range req.Topics {
 		ti, topicOK := img.Topic(t.Topic)
+		topicDenied := !groupDenied && !b.allowedTopic(r, t.Topic, acl.OpRead)
 		for _, p := range t.Partitions {
 			exists := topicOK && p.Partition >= 0 && int(p.Partition) < len(ti.Partitions) && ti.Partitions[p.Partition] != nil
-			unknown = append(unknown, !exists)
-			if !exists {
+			switch {
+			case groupDenied:
+				skipped = append(skipped, kerr.GroupAuthorizationFailed)
+				continue
+			case topicDenied:
+				skipped = append(skipped, kerr.TopicAuthorizationFailed)
+				continue
+			case !exists:
+				skipped = append(skipped, kerr.UnknownTopicOrPartition)
 				continue
 			}
+			skipped = append(skipped, nil)
 			o := group.CommitOffset{
 				TopicPartition:  group.TopicPartition{Topic: t.Topic, Partition: p.Partition},
 				Offset:          p.Offset,
@@ -80,8 +94,8 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *server.Request) (kms
 	var groupErr error
 	var errs []error
 	switch {
-	case len(cr.Offsets) == 0 && len(unknown) > 0:
-		// Every partition is unknown: nothing reaches the group.
+	case len(cr.Offsets) == 0 && len(skipped) > 0:
+		// Every partition is refused or unknown: nothing reaches the group.
 	case b.groups == nil:
 		groupErr = errNoCoordinator
 	default:
@@ -96,14 +110,14 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *server.Request) (kms
 			rp.Partition = p.Partition
 			var err error
 			switch {
-			case unknown[i]:
-				err = kerr.UnknownTopicOrPartition
+			case skipped[i] != nil:
+				err = skipped[i]
 			case groupErr != nil:
 				err = groupErr
 			default:
 				err = errs[k]
 			}
-			if !unknown[i] {
+			if skipped[i] == nil {
 				k++
 			}
 			rp.ErrorCode = b.errCode(err)

@@ -10,9 +10,11 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -21,10 +23,19 @@ func init() { register(kmsg.OffsetDelete, 0, 0, (*Broker).handleOffsetDelete) }
 func (b *Broker) handleOffsetDelete(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.OffsetDeleteRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if !b.allowedGroup(r, req.Group, acl.OpDelete) { // Kafka: DELETE on the group
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	var tps []group.TopicPartition
+	var topicDenied []bool // per topic of the request: no READ (Kafka)
 	for _, t := range req.Topics {
+		denied := !b.allowedTopic(r, t.Topic, acl.OpRead)
+		topicDenied = append(topicDenied, denied)
 		for _, p := range t.Partitions {
-			tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p.Partition})
+			if !denied {
+				tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p.Partition})
+			}
 		}
 	}
 	if b.groups == nil {
@@ -37,15 +48,19 @@ func (b *Broker) handleOffsetDelete(ctx context.Context, r *server.Request) (kms
 		return resp, nil
 	}
 	i := 0
-	for _, t := range req.Topics {
+	for ti, t := range req.Topics {
 		rt := kmsg.NewOffsetDeleteResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode = b.errCode(errs[i])
+			if topicDenied[ti] {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else {
+				rp.ErrorCode = b.errCode(errs[i])
+				i++
+			}
 			rt.Partitions = append(rt.Partitions, rp)
-			i++
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}

@@ -13,10 +13,13 @@ package broker
 
 import (
 	"context"
+	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -44,7 +47,7 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 			if r.Version >= 9 {
 				member = &group.FetchingMember{MemberID: rg.MemberID, Epoch: rg.MemberEpoch}
 			}
-			offsets, err := b.fetchOffsets(rg.Group, member, tps)
+			offsets, err := b.fetchOffsets(r, rg.Group, member, tps)
 			if err != nil {
 				g.ErrorCode = b.errCode(err)
 				resp.Groups = append(resp.Groups, g)
@@ -78,7 +81,7 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 			}
 		}
 	}
-	offsets, err := b.fetchOffsets(req.Group, nil, tps)
+	offsets, err := b.fetchOffsets(r, req.Group, nil, tps)
 	if err != nil {
 		if r.Version >= 2 {
 			resp.ErrorCode = b.errCode(err)
@@ -107,11 +110,39 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 	return resp, nil
 }
 
-func (b *Broker) fetchOffsets(groupID string, member *group.FetchingMember, tps []group.TopicPartition) ([]group.FetchedOffset, error) {
+// fetchOffsets fetches a group's offsets as r's principal may see them
+// (Kafka): DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED; of the
+// named partitions, those of topics it may not DESCRIBE are
+// TOPIC_AUTHORIZATION_FAILED; asked for all (tps nil), those topics are
+// left out.
+func (b *Broker) fetchOffsets(r *server.Request, groupID string, member *group.FetchingMember, tps []group.TopicPartition) ([]group.FetchedOffset, error) {
+	if !b.allowedGroup(r, groupID, acl.OpDescribe) {
+		return nil, kerr.GroupAuthorizationFailed
+	}
 	if b.groups == nil {
 		return nil, errNoCoordinator
 	}
-	return b.groups.FetchOffsetsAsMember(groupID, member, tps)
+	if b.trusted(r) {
+		return b.groups.FetchOffsetsAsMember(groupID, member, tps)
+	}
+	if tps == nil {
+		offsets, err := b.groups.FetchOffsetsAsMember(groupID, member, nil)
+		return slices.DeleteFunc(offsets, func(o group.FetchedOffset) bool { return !b.allowedTopic(r, o.Topic, acl.OpDescribe) }), err
+	}
+	allowed := []group.TopicPartition{}
+	var denied []group.FetchedOffset
+	for _, tp := range tps {
+		if b.allowedTopic(r, tp.Topic, acl.OpDescribe) {
+			allowed = append(allowed, tp)
+		} else {
+			denied = append(denied, group.FetchedOffset{TopicPartition: tp, Offset: -1, LeaderEpoch: -1, Err: kerr.TopicAuthorizationFailed})
+		}
+	}
+	offsets, err := b.groups.FetchOffsetsAsMember(groupID, member, allowed)
+	if err != nil {
+		return nil, err
+	}
+	return append(offsets, denied...), nil
 }
 
 // groupByTopic splits offsets into runs of one topic, keeping the order

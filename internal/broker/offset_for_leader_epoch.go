@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -32,9 +33,16 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *server.Request
 	req := r.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	img := b.meta.Image()
+	// Kafka: CLUSTER_ACTION (a follower's) allows every topic; without
+	// it, each topic needs DESCRIBE, else TOPIC_AUTHORIZATION_FAILED.
+	everyTopic := b.allowedCluster(r, acl.OpClusterAction)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		var denied error
+		if !everyTopic && !b.allowedTopic(r, rt.Topic, acl.OpDescribe) {
+			denied = kerr.TopicAuthorizationFailed
+		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -42,7 +50,9 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *server.Request
 			var p *partition.Partition
 			t, ok := img.Topic(rt.Topic)
 			err := error(kerr.UnknownTopicOrPartition)
-			if ok {
+			if denied != nil {
+				err = denied
+			} else if ok {
 				p, err = b.hostedPartition(img, t, rp.Partition, true)
 			}
 			if err == nil && r.Version >= 2 {

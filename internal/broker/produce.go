@@ -59,6 +59,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -81,10 +82,17 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	// partitions that appended wait below before it is final.
 	errs := make([][]error, len(req.Topics))
 	var waits []replicationWait
-	unauthorizedTxn := req.TransactionID == nil && hasTransactionalBatch(req)
+	transactional := hasTransactionalBatch(req)
+	unauthorizedTxn := req.TransactionID == nil && transactional
+	// Kafka: transactional records need WRITE on the transactional id,
+	// else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each
+	// topic needs WRITE, else its partitions are TOPIC_AUTHORIZATION_FAILED.
+	// (An idempotent produce needs nothing more since KIP-679.)
+	txnDenied := transactional && req.TransactionID != nil && !b.allowed(r, acl.ResourceTransactionalID, *req.TransactionID, acl.OpWrite)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
+		topicDenied := !b.allowedTopic(r, rt.Topic, acl.OpWrite)
 		errs[ti] = make([]error, len(rt.Partitions))
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
@@ -93,9 +101,14 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
 			var err error
-			if unauthorizedTxn {
+			switch {
+			case unauthorizedTxn:
 				err = fmt.Errorf("%w: the request carries transactional records but no transactional id", kerr.TransactionalIDAuthorizationFailed)
-			} else {
+			case txnDenied:
+				err = kerr.TransactionalIDAuthorizationFailed
+			case topicDenied:
+				err = kerr.TopicAuthorizationFailed
+			default:
 				var p *partition.Partition
 				var required int64
 				p, required, err = b.producePartition(img, req, rt.Topic, &rp, &sp)

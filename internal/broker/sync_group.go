@@ -12,9 +12,11 @@ import (
 	"context"
 	"errors"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -23,6 +25,10 @@ func init() { register(kmsg.SyncGroup, 0, 5, (*Broker).handleSyncGroup) }
 func (b *Broker) handleSyncGroup(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.SyncGroupRequest)
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+	if !b.allowedGroup(r, req.Group, acl.OpRead) { // Kafka: READ on the group
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	sr := group.SyncRequest{
 		GroupID:     req.Group,
 		MemberID:    req.MemberID,

@@ -1,6 +1,6 @@
 // Package cli implements the vltava client commands: topics, produce,
 // consume, groups, configs, cluster, partitions, get-offsets,
-// delete-records, dump-log, perf and features. They are the one-binary equivalents of
+// delete-records, dump-log, perf, features and acls. They are the one-binary equivalents of
 // Kafka's bin/ tools (kafka-topics.sh, kafka-console-producer.sh,
 // kafka-console-consumer.sh, kafka-consumer-groups.sh, kafka-configs.sh,
 // kafka-reassign-partitions.sh, kafka-leader-election.sh,
@@ -59,6 +59,7 @@ func Commands() []*cobra.Command {
 		newDeleteRecordsCommand(),
 		newDumpLogCommand(),
 		newFeaturesCommand(),
+		newACLsCommand(),
 	}
 	for _, c := range cmds {
 		addGlobalFlags(c)

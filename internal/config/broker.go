@@ -163,6 +163,12 @@ type Broker struct {
 	ProducerIDExpirationMs                    int32 `config:"producer.id.expiration.ms"`
 	ProducerIDExpirationCheckIntervalMs       int32 `config:"producer.id.expiration.check.interval.ms"`
 
+	// Authorization (authorizer.go).
+	AuthorizerClassName       string   `config:"authorizer.class.name"`
+	SuperUsers                []string `config:"super.users"`
+	AllowEveryoneIfNoACLFound bool     `config:"allow.everyone.if.no.acl.found"`
+	EarlyStartListeners       []string `config:"early.start.listeners"`
+
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
 	Raw map[string]string
@@ -456,7 +462,10 @@ func (b *Broker) fill() error {
 	if b.MetadataLogDir == "" {
 		b.MetadataLogDir = b.LogDirs[0]
 	}
-	return b.fillNetwork()
+	if err := b.fillNetwork(); err != nil {
+		return err
+	}
+	return b.fillAuthorizer()
 }
 
 // fillNetwork resolves listeners, the protocol map and the KRaft roles, with

@@ -74,7 +74,7 @@ var brokerDefList = []Def{
 	def("listener.security.protocol.map", String, defaultProtocolMap, "Maps listener names to security protocols as NAME:PROTOCOL pairs.", custom("NAME:PROTOCOL,...", validateProtocolMap)),
 	def("inter.broker.listener.name", String, noDefault, "Listener used for broker-to-broker traffic; defaults to the one named after security.inter.broker.protocol."),
 	def("security.inter.broker.protocol", String, "PLAINTEXT", "Security protocol for broker-to-broker traffic (mutually exclusive with inter.broker.listener.name).", oneOf(securityProtocols...)),
-	def("early.start.listeners", String, noDefault, "Listeners started before the authorizer finishes loading."),
+	def("early.start.listeners", String, noDefault, "Listeners that serve requests before the authorizer has loaded the ACLs (defaults to controller.listener.names); only super users are authorized there until then."),
 	def("socket.send.buffer.bytes", Int, "-1", "SO_SNDBUF of server sockets (-1: OS default, which Linux autotunes; Vltava default, see docs/PERFORMANCE.md)."),
 	def("socket.receive.buffer.bytes", Int, "-1", "SO_RCVBUF of server sockets (-1: OS default, which Linux autotunes; Vltava default, see docs/PERFORMANCE.md)."),
 	def("socket.request.max.bytes", Int, "104857600", "Largest request the broker will read from a socket.", atLeast(1)),
@@ -107,7 +107,9 @@ var brokerDefList = []Def{
 	def("max.request.partition.size.limit", Int, "2000", "Maximum partitions a single request may name for some APIs.", atLeast(1)),
 
 	// Security (a subset; listener-prefixed forms listener.name.<l>.<key> are also accepted).
-	def("authorizer.class.name", String, "", "Authorizer implementation; empty disables authorization."),
+	def("authorizer.class.name", String, "", "Authorizer implementation: org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer, the same ACL semantics), ACLs kept in the metadata log; empty disables authorization.", custom("StandardAuthorizer class name, or empty", validateAuthorizerClass)),
+	def("super.users", String, noDefault, "Principals allowed every operation, separated by semicolons (User:admin;User:CN=broker,O=acme).", custom("Type:Name;Type:Name...", validateSuperUsers)),
+	def("allow.everyone.if.no.acl.found", Boolean, "false", "Allow an operation on a resource no ACL matches (StandardAuthorizer)."),
 	def("sasl.enabled.mechanisms", List, "GSSAPI", "SASL mechanisms enabled on the broker."),
 	def("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", "SASL mechanism used for broker-to-broker traffic."),
 	def("sasl.jaas.config", Password, noDefault, "JAAS login context configuration for SASL connections."),

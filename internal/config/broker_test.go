@@ -227,7 +227,10 @@ func TestInvalidBrokerConfigs(t *testing.T) {
 		{"principal builder", map[string]string{"principal.builder.class": "org.example.Builder"}, "principal.builder.class: Java plugin classes cannot be loaded"},
 		{"unknown ssl key", map[string]string{"ssl.engine.factory.class": "x"}, "ssl.engine.factory.class: TLS listeners are not supported yet"},
 		{"unknown sasl key", map[string]string{"listener.name.external.sasl.server.callback.handler.class": "x"}, "SASL authentication is not supported yet"},
-		{"super users", map[string]string{"super.users": "User:admin"}, "super.users: authorization (ACLs) is not supported yet"},
+		{"super user without a type", map[string]string{"super.users": "User:admin;admin"}, `principal "admin" is not of the form Type:Name`},
+		{"other authorizer class", map[string]string{"authorizer.class.name": "org.example.OpaAuthorizer"}, "authorizer.class.name"},
+		{"other authorizer's key", map[string]string{"authorizer.opa.url": "http://x"}, "authorizer.opa.url: only the StandardAuthorizer's keys"},
+		{"early start listener not a listener", map[string]string{"early.start.listeners": "INTERNAL"}, "listener INTERNAL is not defined in listeners"},
 		{"creation rate 0", map[string]string{"max.connection.creation.rate": "0"}, "set at least 1"},
 	}
 	for _, tt := range tests {

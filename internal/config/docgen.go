@@ -63,7 +63,7 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("TLS and SASL are not supported yet, and serving plain text instead would be silent.\n")
 	b.WriteString("Keys Vltava does not define are logged as warnings and skipped, as Kafka does, except\n")
 	b.WriteString("security and plugin settings Kafka would act on (`ssl.*`, `sasl.*`, `*.class`,\n")
-	b.WriteString("`*.class.name`, `principal.builder.class`, `super.users`, `metric.reporters`, …),\n")
+	b.WriteString("`*.class.name`, `principal.builder.class`, `authorizer.*`, `metric.reporters`, …),\n")
 	b.WriteString("which are refused like the keys marked default only.\n\n")
 	b.WriteString("## Broker configs\n\n")
 	b.WriteString("Dynamic keys can be changed at run time with AlterConfigs / IncrementalAlterConfigs;\n")

@@ -58,7 +58,7 @@ type Support struct {
 const (
 	whyTLS         = "TLS listeners are not supported yet"
 	whySASL        = "SASL authentication is not supported yet"
-	whyAuthorizer  = "authorization (ACLs) is not supported yet"
+	whyAuthorizer  = "only the StandardAuthorizer's keys (authorizer.class.name, super.users, allow.everyone.if.no.acl.found) are supported"
 	whyPlugin      = "Java plugin classes cannot be loaded; Vltava has no plugin interface"
 	whyThreads     = "Vltava has no fixed thread pools: every connection has its own goroutines and background work runs on goroutines of its own"
 	whyTiered      = "tiered storage is not supported"
@@ -100,7 +100,6 @@ var keyStatus = map[string]Support{
 	// Network.
 	"security.inter.broker.protocol":            {Status: Honoured}, // only PLAINTEXT, checked in checkSecurityProtocols
 	"listener.security.protocol.map":            {Status: Honoured}, // likewise, for the listeners in use
-	"early.start.listeners":                     defaultOnly(whyAuthorizer),
 	"socket.listen.backlog.size":                defaultOnly("the accept backlog is the operating system's (Go's net package sets it from somaxconn)"),
 	"socket.connection.setup.timeout.ms":        defaultOnly(whyOutbound),
 	"socket.connection.setup.timeout.max.ms":    defaultOnly(whyOutbound),
@@ -114,7 +113,6 @@ var keyStatus = map[string]Support{
 	"max.request.partition.size.limit":          defaultOnly("no request is limited in the partitions it may name"),
 
 	// Security.
-	"authorizer.class.name":                 defaultOnly(whyAuthorizer),
 	"sasl.enabled.mechanisms":               defaultOnly(whySASL),
 	"sasl.mechanism.inter.broker.protocol":  defaultOnly(whySASL),
 	"sasl.jaas.config":                      defaultOnly(whySASL),
@@ -228,7 +226,7 @@ func unknownRefusal(name string) string {
 		return whyTLS
 	case strings.HasPrefix(base, "sasl.") || strings.HasPrefix(base, "delegation.token."):
 		return whySASL
-	case strings.HasPrefix(base, "authorizer.") || base == "super.users" || base == "allow.everyone.if.no.acl.found":
+	case strings.HasPrefix(base, "authorizer."):
 		return whyAuthorizer
 	case strings.HasSuffix(base, ".class") || strings.HasSuffix(base, ".class.name") || strings.HasSuffix(base, ".classes") ||
 		base == "metric.reporters" || base == "kafka.metrics.reporters" || base == "security.providers":

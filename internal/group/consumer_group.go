@@ -65,6 +65,9 @@ type consumerMember struct {
 	id string
 	memberMetadata
 	re *regexp.Regexp // compiled regex, nil without one
+	// mayDescribe filters what re matches (ConsumerHeartbeatRequest.
+	// MayDescribe, from the member's last heartbeat); nil allows all.
+	mayDescribe func(topic string) bool
 
 	epoch, prevEpoch int32
 	state            memberState
@@ -232,6 +235,11 @@ type ConsumerHeartbeatRequest struct {
 	Owned      []TopicPartitions
 	ClientID   string
 	ClientHost string
+	// MayDescribe, if set, is the member's DESCRIBE permission on a topic
+	// (the broker's authorizer): a regex subscribes only to the matching
+	// topics it allows, as Kafka 4 filters resolved regexes by the
+	// member's ACLs. nil allows every topic.
+	MayDescribe func(topic string) bool
 }
 
 // ConsumerHeartbeatResult is the ConsumerGroupHeartbeat answer. Err wraps
@@ -503,6 +511,9 @@ func (m *consumerMember) applyRequest(req ConsumerHeartbeatRequest, re *regexp.R
 			ch.any = true
 		}
 	}
+	if req.MayDescribe != nil {
+		m.mayDescribe = req.MayDescribe
+	}
 	setStr(&m.instanceID, req.InstanceID)
 	setStr(&m.rackID, req.RackID)
 	setStr(&m.serverAssignor, req.ServerAssignor)
@@ -559,7 +570,7 @@ func (cg *consumerGroup) subscription(topics map[string]topicMeta, override *con
 		}
 		if m.re != nil {
 			for name, t := range topics {
-				if m.re.MatchString(name) {
+				if m.regexMatches(name) {
 					out[name] = t
 				}
 			}
@@ -577,11 +588,17 @@ func (cg *consumerGroup) subscription(topics map[string]topicMeta, override *con
 	return out
 }
 
+// regexMatches reports whether m's regex subscribes it to the topic: the
+// whole name matches and the member may describe it.
+func (m *consumerMember) regexMatches(name string) bool {
+	return m.re != nil && m.re.MatchString(name) && (m.mayDescribe == nil || m.mayDescribe(name))
+}
+
 // memberTopics are the ids of the topics in subs that m subscribes to.
 func memberTopics(m *consumerMember, subs map[string]topicMeta) []metadata.Uuid {
 	var ids []metadata.Uuid
 	for name, t := range subs {
-		if slices.Contains(m.topics, name) || (m.re != nil && m.re.MatchString(name)) {
+		if slices.Contains(m.topics, name) || m.regexMatches(name) {
 			ids = append(ids, t.id)
 		}
 	}

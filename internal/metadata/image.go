@@ -34,6 +34,8 @@ type Image struct {
 	clusterID         string
 	// clientQuotas is replaced whole on change (client_quotas.go).
 	clientQuotas *ClientQuotas
+	// acls is the ACL bindings (acl_records.go); nil means none.
+	acls *ACLSet
 
 	// sortedTopics caches Topics(); computed on first use.
 	sortedTopics atomic.Pointer[[]*TopicImage]
@@ -280,6 +282,7 @@ func (img *Image) Records() []Record {
 		recs = append(recs, &r)
 	}
 	recs = appendClientQuotaRecords(recs, img.clientQuotas)
+	recs = appendACLRecords(recs, img.acls)
 	return recs
 }
 

@@ -58,6 +58,7 @@ type imageBuilder struct {
 	lastProducerBlock *ProducerIDsRecord
 	clusterID         string
 	clientQuotas      *ClientQuotas
+	acls              aclBuilder
 }
 
 func newImageBuilder(img *Image) *imageBuilder {
@@ -74,6 +75,7 @@ func newImageBuilder(img *Image) *imageBuilder {
 		lastProducerBlock: img.lastProducerBlock,
 		clusterID:         img.clusterID,
 		clientQuotas:      img.clientQuotas,
+		acls:              aclBuilder{set: img.acls},
 	}
 }
 
@@ -89,6 +91,7 @@ func (b *imageBuilder) build(offset int64) *Image {
 		lastProducerBlock: b.lastProducerBlock,
 		clusterID:         b.clusterID,
 		clientQuotas:      b.clientQuotas,
+		acls:              b.acls.set,
 	}
 }
 
@@ -114,6 +117,10 @@ func (b *imageBuilder) apply(r Record) error {
 		return b.applyBrokerRegistrationChange(r)
 	case *ClientQuotaRecord:
 		return b.applyClientQuota(r)
+	case *AccessControlEntryRecord:
+		return b.acls.add(r)
+	case *RemoveAccessControlEntryRecord:
+		return b.acls.remove(r)
 	case *ClusterIDRecord:
 		if _, err := ParseUuid(r.ClusterID); err != nil {
 			return fmt.Errorf("invalid cluster id %q", r.ClusterID)

@@ -53,6 +53,10 @@ func (t RecordType) String() string {
 		return "ClusterIDRecord"
 	case ClientQuotaRecordType:
 		return "ClientQuotaRecord"
+	case AccessControlEntryRecordType:
+		return "AccessControlEntryRecord"
+	case RemoveAccessControlEntryRecordType:
+		return "RemoveAccessControlEntryRecord"
 	}
 	return fmt.Sprintf("RecordType(%d)", int8(t))
 }
@@ -230,6 +234,10 @@ func newRecord(t RecordType) (Record, bool) {
 		return &ClusterIDRecord{}, true
 	case ClientQuotaRecordType:
 		return &ClientQuotaRecord{}, true
+	case AccessControlEntryRecordType:
+		return &AccessControlEntryRecord{}, true
+	case RemoveAccessControlEntryRecordType:
+		return &RemoveAccessControlEntryRecord{}, true
 	}
 	return nil, false
 }

@@ -24,6 +24,8 @@ func allRecordKinds() []Record {
 		&RegisterBrokerRecord{BrokerID: 1, IncarnationID: NewUuid(), BrokerEpoch: 5,
 			Endpoints: []Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9092, SecurityProtocol: 0}}, Rack: "r1", Fenced: true},
 		&FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 21},
+		&AccessControlEntryRecord{ID: NewUuid(), ResourceType: 2, ResourceName: "orders", PatternType: 3, Principal: "User:a", Host: "*", Operation: 3, PermissionType: 3},
+		&RemoveAccessControlEntryRecord{ID: id},
 	}
 }
 

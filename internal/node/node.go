@@ -77,6 +77,8 @@ type Node struct {
 	connQuotasMu sync.Mutex
 	connQuotas   config.ConnectionQuotas
 	ready        chan struct{}
+	// handler answers the Kafka APIs of the client listeners.
+	handler server.Handler
 	// dirs tracks failed log dirs (dir_failure.go).
 	dirs dirFailures
 }
@@ -272,6 +274,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		LeaderQuota:  quotas.Leader,
 		Logger:       log.With("component", "broker"),
 	})
+	n.handler = b
 	var lcs []server.ListenerConfig
 	for _, l := range cfg.Listeners {
 		if slices.Contains(cfg.ControllerListenerNames, l.Name) {
@@ -651,6 +654,10 @@ func (n *Node) ClusterID() string {
 	defer n.clusterIDMu.Unlock()
 	return n.clusterID
 }
+
+// Handler is the node's Kafka API handler (nil on a controller-only node):
+// tests send it requests as a principal of their choosing.
+func (n *Node) Handler() server.Handler { return n.handler }
 
 // NodeID is node.id.
 func (n *Node) NodeID() int32 { return n.cfg.NodeID }
