@@ -26,6 +26,8 @@ var clusterChecks = map[int16]kmsg.ACLOperation{
 	int16(kmsg.UpdateRaftVoter):            acl.OpClusterAction,
 	int16(kmsg.AlterReplicaLogDirs):        acl.OpAlter,
 	int16(kmsg.DescribeLogDirs):            acl.OpDescribe,
+	int16(kmsg.DescribeClientQuotas):       acl.OpDescribeConfigs,
+	int16(kmsg.AlterClientQuotas):          acl.OpAlterConfigs,
 	// The inter-broker RPCs, on the inter-broker listener (the quorum
 	// port answers them as the control plane's).
 	int16(kmsg.BrokerRegistration):   acl.OpClusterAction,
@@ -60,6 +62,20 @@ func (b *Broker) clusterRefused(r *server.Request) kmsg.Response {
 				}
 				out.Topics = append(out.Topics, rt)
 			}
+		}
+		return out
+	case *kmsg.AlterClientQuotasRequest:
+		// Kafka answers every entry with the refusal.
+		out := resp.(*kmsg.AlterClientQuotasResponse)
+		for _, e := range req.Entries {
+			re := kmsg.NewAlterClientQuotasResponseEntry()
+			re.ErrorCode = code
+			for _, c := range e.Entity {
+				rc := kmsg.NewAlterClientQuotasResponseEntryEntity()
+				rc.Type, rc.Name = c.Type, c.Name
+				re.Entity = append(re.Entity, rc)
+			}
+			out.Entries = append(out.Entries, re)
 		}
 		return out
 	case *kmsg.AlterReplicaLogDirsRequest:

@@ -164,6 +164,8 @@ func topLevel(resp kmsg.Response) int16 {
 		return r.ErrorCode
 	case *kmsg.DescribeClusterResponse:
 		return r.ErrorCode
+	case *kmsg.DescribeClientQuotasResponse:
+		return r.ErrorCode
 	case *kmsg.DescribeACLsResponse:
 		return r.ErrorCode
 	case *kmsg.BrokerRegistrationResponse:
@@ -236,6 +238,8 @@ func first(resp kmsg.Response) int16 {
 		return r.Results[0].ErrorCode
 	case *kmsg.FindCoordinatorResponse:
 		return r.Coordinators[0].ErrorCode
+	case *kmsg.AlterClientQuotasResponse:
+		return r.Entries[0].ErrorCode
 	}
 	return topLevel(resp)
 }
@@ -571,6 +575,22 @@ func authzCases() []authzCase {
 				dt.Topic, dt.Partitions = topic, []int32{0}
 				d.Topics = append(d.Topics, dt)
 				r.Dirs = append(r.Dirs, d)
+				return r
+			}), code: first, refused: clusterAuth},
+		{name: "DescribeClientQuotas: DESCRIBE_CONFIGS on the cluster", grant: []acl.Binding{clusterACL(acl.OpDescribeConfigs)},
+			req: simple(1, func() kmsg.Request { return kmsg.NewPtrDescribeClientQuotasRequest() }), code: topLevel, refused: clusterAuth},
+		{name: "AlterClientQuotas: ALTER_CONFIGS on the cluster", grant: []acl.Binding{clusterACL(acl.OpAlterConfigs)},
+			req: simple(1, func() kmsg.Request {
+				r := kmsg.NewPtrAlterClientQuotasRequest()
+				e := kmsg.NewAlterClientQuotasRequestEntry()
+				c := kmsg.NewAlterClientQuotasRequestEntryEntity()
+				c.Type, c.Name = "client-id", kmsg.StringPtr("authz-quota")
+				e.Entity = append(e.Entity, c)
+				o := kmsg.NewAlterClientQuotasRequestEntryOp()
+				o.Key, o.Value = "producer_byte_rate", 1048576
+				e.Ops = append(e.Ops, o)
+				r.Entries = append(r.Entries, e)
+				r.ValidateOnly = true
 				return r
 			}), code: first, refused: clusterAuth},
 		{name: "DescribeLogDirs: DESCRIBE on the cluster", grant: []acl.Binding{clusterACL(acl.OpDescribe)},
