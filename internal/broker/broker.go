@@ -26,8 +26,8 @@ import (
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
-	"github.com/vltava/vltava/internal/security/quota"
 	"github.com/vltava/vltava/internal/security/acl"
+	"github.com/vltava/vltava/internal/security/quota"
 	"github.com/vltava/vltava/internal/server"
 )
 
