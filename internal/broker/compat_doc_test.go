@@ -87,7 +87,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{broker("admin_test.go")}},
 	kmsg.ApiVersions: {"KIP-511: newer versions answered at v0 with the table; client software name checked (v3+); supported and finalized features (KIP-584, v3+; ranges from 0 only in v4)",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go"), broker("features_test.go")}},
-	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0",
+	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0-2 (2 at bootstrap, as Kafka 4.0)",
 		[]string{broker("features_test.go"), suiteCLI}},
 	kmsg.CreateTopics: {"defaults -1/-1 (KIP-464), validate-only, configs returned (v5+), topic id (v7); answered once every live broker has applied it (within timeout_ms)",
 		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},

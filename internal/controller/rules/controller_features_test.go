@@ -73,7 +73,7 @@ func TestUpdateFeatures(t *testing.T) {
 	// All or nothing: a valid update next to an invalid one is not applied.
 	err := c.UpdateFeatures(ctx, []FeatureUpdate{
 		{Feature: "test.feature", Level: 1, Type: UpgradeTypeUpgrade},
-		{Feature: metadata.FeatureTransactionVersion, Level: 2, Type: UpgradeTypeUpgrade},
+		{Feature: metadata.FeatureTransactionVersion, Level: 3, Type: UpgradeTypeUpgrade},
 	}, false)
 	if !errors.Is(err, kerr.InvalidUpdateVersion) || level() != 0 {
 		t.Errorf("mixed request: %v, level %d; want INVALID_UPDATE_VERSION and nothing applied", err, level())
