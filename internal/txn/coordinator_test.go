@@ -522,7 +522,7 @@ func TestPartitionFor(t *testing.T) {
 	}{
 		{"", 50, 0},
 		{"a", 50, 97 % 50},
-		{"my-txn", 50, 45}, // hashCode -1061187895
+		{"my-txn", 50, 45},            // hashCode -1061187895
 		{"polygenelubricants", 50, 0}, // hashCode is MinInt32: Utils.abs gives 0
 	} {
 		if got := PartitionFor(tt.id, tt.n); got != tt.want {
