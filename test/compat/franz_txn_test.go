@@ -106,7 +106,7 @@ func groupTransactSession(t *testing.T, tv int16) {
 		if ctx.Err() != nil {
 			t.Fatalf("committed %d of %d inputs before the deadline", committedInputs, inputs)
 		}
-		fs := sess.PollFetches(ctx)
+		fs := sess.PollRecords(ctx, 25) // several transactions, some aborted
 		if errs := fs.Errors(); len(errs) > 0 {
 			t.Fatalf("fetch: %v", fetchErrors(errs))
 		}
