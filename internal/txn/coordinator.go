@@ -79,6 +79,8 @@ type Coordinator struct {
 	cancel  context.CancelFunc
 	loads   sync.WaitGroup
 	tickers sync.WaitGroup
+	// completions are the Complete records being written.
+	completions sync.WaitGroup
 }
 
 // shard is one __transaction_state partition led here.
@@ -172,6 +174,7 @@ func (c *Coordinator) Close() {
 	c.cancel()
 	c.tickers.Wait()
 	c.sender.wait()
+	c.completions.Wait()
 	c.loads.Wait()
 }
 

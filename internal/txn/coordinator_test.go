@@ -99,7 +99,14 @@ func TestInitFencesOngoing(t *testing.T) {
 	ctx := context.Background()
 	old := h.init("t")
 	wantErr(t, "add", h.c.AddPartitions("t", old, []TopicPartition{tpA, tpB}, false), nil)
-	_, err := h.c.InitProducerID(ctx, "t", 60_000, noProducer)
+	// The producer the client holds is checked first: a stranger's id
+	// fences nothing.
+	_, err := h.c.InitProducerID(ctx, "t", 60_000, ProducerIDAndEpoch{old.ID + 99, 0})
+	wantErr(t, "init with another producer id", err, kerr.ProducerFenced)
+	if m := h.state("t"); m.State != StateOngoing {
+		t.Fatalf("a refused init changed the state to %s", m.State)
+	}
+	_, err = h.c.InitProducerID(ctx, "t", 60_000, noProducer)
 	wantErr(t, "init over an open transaction", err, kerr.ConcurrentTransactions)
 	h.waitState("t", StateCompleteAbort)
 	sent := h.leader.sent()
@@ -346,6 +353,8 @@ func TestMarkersPerBroker(t *testing.T) {
 	h.leader.mu.Lock()
 	h.leader.answer = func(tp TopicPartition) int16 {
 		if tp == gone {
+			// A leader that lost the partition: retried until
+			// the metadata says the topic is gone.
 			return kerr.UnknownTopicOrPartition.Code
 		}
 		return 0
@@ -375,11 +384,21 @@ func TestMarkersPerBroker(t *testing.T) {
 	h.leader.mu.Lock()
 	h.leader.leaders[TopicPartition{"c", 0}] = 3
 	h.leader.mu.Unlock()
-	h.waitState("t2", StateCompleteAbort)
-	last := h.leader.sent()[len(h.leader.sent())-1]
-	if last.node != 3 {
-		t.Errorf("last marker went to broker %d, want the new leader 3", last.node)
+	poll.True(t, 5*time.Second, "c-0 marked on its new leader", func() bool {
+		for _, s := range h.leader.sent() {
+			if s.node == 3 {
+				return true
+			}
+		}
+		return false
+	})
+	if m := h.state("t2"); m.State != StatePrepareAbort {
+		t.Fatalf("t2 %s while deleted-0 refuses its marker, want PrepareAbort", m.State)
 	}
+	h.leader.mu.Lock()
+	h.leader.deleted = map[TopicPartition]bool{gone: true}
+	h.leader.mu.Unlock()
+	h.waitState("t2", StateCompleteAbort)
 }
 
 // TestTimeoutAbort: an ongoing transaction past its timeout is aborted by

@@ -189,6 +189,7 @@ func (s *markerSender) round(batch []*pendingMarkers) []*pendingMarkers {
 			delete(pm.remaining, tp)
 		}
 		if len(pm.remaining) == 0 {
+			s.c.completions.Add(1)
 			go s.c.complete(pm)
 			continue
 		}
@@ -199,7 +200,11 @@ func (s *markerSender) round(batch []*pendingMarkers) []*pendingMarkers {
 
 // send writes one destination's markers and returns the partitions
 // written, and the transactions a leader refused as coming from a deposed
-// coordinator (TRANSACTION_COORDINATOR_FENCED).
+// coordinator or an old producer epoch. Any other error (a leader that
+// moved: NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION; too few
+// replicas; a timeout) is retried next round, against the leader the
+// metadata names then; a partition deleted from the metadata is dropped
+// there.
 func (s *markerSender) send(d *destination) (map[*pendingMarkers][]TopicPartition, map[*pendingMarkers]bool) {
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	order := make([]*pendingMarkers, 0, len(d.parts))
@@ -251,11 +256,13 @@ func (s *markerSender) send(d *destination) (map[*pendingMarkers][]TopicPartitio
 				tp := TopicPartition{t.Topic, p.Partition}
 				err := kerr.ErrorForCode(p.ErrorCode)
 				switch {
-				case err == nil, errors.Is(err, kerr.UnknownTopicOrPartition):
-					// Written, or the partition was deleted: nothing
-					// left to mark, as Kafka's marker channel drops it.
+				case err == nil:
 					written[pm] = append(written[pm], tp)
-				case errors.Is(err, kerr.TransactionCoordinatorFenced):
+				case errors.Is(err, kerr.TransactionCoordinatorFenced), errors.Is(err, kerr.InvalidProducerEpoch),
+					errors.Is(err, kerr.ProducerFenced):
+					// The coordinator or producer epoch moved on:
+					// this transaction is someone else's to finish,
+					// as Kafka's marker handler drops it.
 					fenced[pm] = true
 				default:
 					s.c.logger.Debug("transaction marker refused; retrying", "partition", tp, "broker", d.node, "err", err)
@@ -269,6 +276,7 @@ func (s *markerSender) send(d *destination) (map[*pendingMarkers][]TopicPartitio
 // complete appends the Complete record of a transaction whose markers are
 // written, retrying while this broker still coordinates it.
 func (c *Coordinator) complete(pm *pendingMarkers) {
+	defer c.completions.Done()
 	for {
 		err := c.completeOnce(pm)
 		if err == nil {

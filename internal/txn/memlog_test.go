@@ -78,6 +78,7 @@ func (l *memLog) Read(p int32, offset int64, maxBytes int) ([]byte, error) {
 type stubLeaders struct {
 	mu       sync.Mutex
 	leaders  map[TopicPartition]int32
+	deleted  map[TopicPartition]bool
 	requests []sentMarkers
 	hold     bool
 	answer   func(tp TopicPartition) int16
@@ -91,6 +92,9 @@ type sentMarkers struct {
 func (s *stubLeaders) Leader(tp TopicPartition) (int32, bool, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.deleted[tp] {
+		return 0, false, false
+	}
 	if l, ok := s.leaders[tp]; ok {
 		return l, l >= 0, true
 	}

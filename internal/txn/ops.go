@@ -63,6 +63,10 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs i
 	}
 	defer e.mu.Unlock()
 	m := e.meta
+	// Kafka checks the producer the client holds before the state.
+	if expected.ID >= 0 && !validExpectedProducer(&m, expected) {
+		return noProducer, fmt.Errorf("%w: producer %d epoch %d is not the current producer of %q", kerr.ProducerFenced, expected.ID, expected.Epoch, id)
+	}
 	switch m.State {
 	case StatePrepareCommit, StatePrepareAbort:
 		return noProducer, fmt.Errorf("%w: transaction of %q is completing", kerr.ConcurrentTransactions, id)
@@ -75,9 +79,6 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs i
 			return noProducer, err
 		}
 		return noProducer, fmt.Errorf("%w: aborting the open transaction of %q", kerr.ConcurrentTransactions, id)
-	}
-	if expected.ID >= 0 && !validExpectedProducer(&m, expected) {
-		return noProducer, fmt.Errorf("%w: producer %d epoch %d is not the current producer of %q", kerr.ProducerFenced, expected.ID, expected.Epoch, id)
 	}
 	next := m.clone()
 	switch {
