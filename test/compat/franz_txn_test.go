@@ -92,7 +92,6 @@ func groupTransactSession(t *testing.T, tv int16) {
 		kgo.ConsumeTopics(in),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.RequireStableFetchOffsets(),
 		kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 	)
