@@ -257,6 +257,13 @@ func TestEndTxnTV2(t *testing.T) {
 	_, err = h.c.EndTxn(ctx, "t", p, false, true)
 	wantErr(t, "abort with the old epoch after a commit", err, kerr.InvalidTxnState)
 
+	// After InitProducerId the previous epoch is a fenced instance's, not
+	// a retry.
+	h2 := h.init("z")
+	h.init("z")
+	_, err = h.c.EndTxn(ctx, "z", h2, false, true)
+	wantErr(t, "EndTxn v5 of a fenced instance", err, kerr.ProducerFenced)
+
 	empty, err := h.c.EndTxn(ctx, "t", next, false, true)
 	wantErr(t, "abort of nothing", err, nil)
 	if empty.Epoch != next.Epoch+1 {

@@ -251,8 +251,12 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, p ProducerIDAndEpoc
 	defer e.mu.Unlock()
 	m := e.meta
 	// KIP-890 part 2: a retry of an EndTxn that bumped the epoch (or
-	// rotated the producer id) comes with the old epoch (or id).
-	retry := tv2 && ((p.ID == m.ProducerID && m.LastProducerEpoch >= 0 && p.Epoch == m.LastProducerEpoch) ||
+	// rotated the producer id) comes with the old epoch (or id); only an
+	// ended transaction can be the one retried (after InitProducerId the
+	// previous epoch is a fenced instance's).
+	ended := m.State == StatePrepareCommit || m.State == StatePrepareAbort ||
+		m.State == StateCompleteCommit || m.State == StateCompleteAbort
+	retry := tv2 && ended && ((p.ID == m.ProducerID && m.LastProducerEpoch >= 0 && p.Epoch == m.LastProducerEpoch) ||
 		(p.ID == m.PrevProducerID && p.ID != m.ProducerID && m.LastProducerEpoch < 0 && epochExhausted(p.Epoch)))
 	if p.ID != m.ProducerID && !retry {
 		return noProducer, fmt.Errorf("%w: producer %d is not the producer of %q", kerr.InvalidProducerIDMapping, p.ID, id)
