@@ -287,7 +287,7 @@ func (c *Coordinator) load(s *shard) {
 			// Complete record.
 			for _, e := range entries {
 				e.mu.Lock()
-				m := e.meta
+				m := e.meta.clone()
 				e.mu.Unlock()
 				if m.State == StatePrepareCommit || m.State == StatePrepareAbort {
 					c.sender.enqueue(c.markersFor(e, &m, s.coordinatorEpoch))

@@ -402,6 +402,12 @@ func TestMarkersPerBroker(t *testing.T) {
 	if m := h.state("t2"); m.State != StatePrepareAbort {
 		t.Fatalf("t2 %s while deleted-0 refuses its marker, want PrepareAbort", m.State)
 	}
+	// DescribeTransactions shows only the partitions still to be marked.
+	poll.True(t, 5*time.Second, "only deleted-0 left to mark", func() bool {
+		m := h.state("t2")
+		_, left := m.Partitions[gone]
+		return len(m.Partitions) == 1 && left
+	})
 	h.leader.mu.Lock()
 	h.leader.deleted = map[TopicPartition]bool{gone: true}
 	h.leader.mu.Unlock()

@@ -188,6 +188,9 @@ func (s *markerSender) round(batch []*pendingMarkers) []*pendingMarkers {
 		for _, tp := range written[pm] {
 			delete(pm.remaining, tp)
 		}
+		if len(written[pm]) > 0 {
+			s.c.markersWritten(pm, written[pm])
+		}
 		if len(pm.remaining) == 0 {
 			s.c.completions.Add(1)
 			go s.c.complete(pm)
@@ -331,4 +334,25 @@ func (c *Coordinator) completeOnce(pm *pendingMarkers) error {
 		next.LastProducerEpoch = -1
 	}
 	return c.persistLocked(e, next)
+}
+
+// markersWritten drops partitions whose markers are written from the
+// transaction's in-memory partitions, so DescribeTransactions shows, while
+// a transaction completes, only the partitions still to be marked, as
+// Kafka's coordinator does. The log keeps the full set until the Complete
+// record: a new coordinator marks them all again, which leaders ignore.
+func (c *Coordinator) markersWritten(pm *pendingMarkers, tps []TopicPartition) {
+	e, epoch, err := c.lockTxn(pm.id, nil)
+	if err != nil || e == nil {
+		return
+	}
+	defer e.mu.Unlock()
+	m := &e.meta
+	if epoch != pm.coordinatorEpoch || m.ProducerID != pm.producerID || m.ProducerEpoch != pm.producerEpoch ||
+		(m.State != StatePrepareCommit && m.State != StatePrepareAbort) {
+		return
+	}
+	for _, tp := range tps {
+		delete(m.Partitions, tp)
+	}
 }
