@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // startTxnVltava starts a node that can host __transaction_state alone
@@ -110,5 +111,71 @@ func TestTransactionsCommands(t *testing.T) {
 	}
 	if msg := fails(t, b, "", "transactions", "find-hanging"); !strings.Contains(msg, "--topic") {
 		t.Errorf("find-hanging without a scope: %s", msg)
+	}
+}
+
+// TestTransactionsHangingAndAbort: an open transaction shows in
+// describe-producers with its first offset; find-hanging does not list it
+// while its coordinator has it ongoing; abort --start-offset writes the
+// abort marker that closes it on the partition. It needs DescribeProducers
+// and WriteTxnMarkers (the partition side of transactions) and skips,
+// saying so, without them.
+func TestTransactionsHangingAndAbort(t *testing.T) {
+	b := startTxnVltava(t)
+	resp, err := b.apiVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[int16]bool{}
+	for _, k := range resp.ApiKeys {
+		served[k.ApiKey] = true
+	}
+	if !served[int16(kmsg.DescribeProducers)] || !served[int16(kmsg.WriteTxnMarkers)] {
+		t.Skip("the broker does not serve DescribeProducers and WriteTxnMarkers yet: the partition side of transactions")
+	}
+	ok(t, b, "", "topics", "create", "orders", "--partitions", "1")
+	ok(t, b, "plain\n", "produce", "orders")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.TransactionalID("abandoned"), kgo.DefaultProduceTopic("orders"),
+		kgo.MaxVersions(kversion.V3_9_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, kgo.StringRecord("open")).FirstErr(); err != nil {
+		t.Fatalf("transactional produce: %v", err)
+	}
+	type producer struct {
+		ProducerID            int64 `json:"producer_id"`
+		ProducerEpoch         int16 `json:"producer_epoch"`
+		CurrentTxnStartOffset int64 `json:"current_transaction_start_offset"`
+	}
+	ps := decode[[]producer](t, ok(t, b, "", "transactions", "describe-producers", "--topic", "orders", "--partition", "0", "--output", "json"))
+	var open []producer
+	for _, p := range ps {
+		if p.CurrentTxnStartOffset >= 0 {
+			open = append(open, p)
+		}
+	}
+	if len(open) != 1 || open[0].CurrentTxnStartOffset != 1 {
+		t.Fatalf("describe-producers: %+v, want one producer whose transaction starts at offset 1 (after the plain record)", ps)
+	}
+	// Its coordinator still has it ongoing: not hanging.
+	if hs := decode[[]producer](t, ok(t, b, "", "transactions", "find-hanging", "--topic", "orders", "--max-transaction-timeout", "0", "--output", "json")); len(hs) != 0 {
+		t.Errorf("find-hanging lists a live transaction: %+v", hs)
+	}
+	out := ok(t, b, "", "transactions", "abort", "--topic", "orders", "--partition", "0", "--start-offset", "1")
+	if !strings.Contains(out, "Aborted") {
+		t.Errorf("abort: %s", out)
+	}
+	ps = decode[[]producer](t, ok(t, b, "", "transactions", "describe-producers", "--topic", "orders", "--partition", "0", "--output", "json"))
+	for _, p := range ps {
+		if p.CurrentTxnStartOffset >= 0 {
+			t.Errorf("after abort: %+v still has an open transaction", p)
+		}
 	}
 }
