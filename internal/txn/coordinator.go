@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -64,6 +65,10 @@ type Coordinator struct {
 	logger *slog.Logger
 	now    func() time.Time
 	sender *markerSender
+	// transactionVersion is the finalized transaction.version of the
+	// last metadata image: at 0 the state records are written as value
+	// v0, as Kafka does.
+	transactionVersion atomic.Int32
 
 	mu struct {
 		sync.Mutex
@@ -130,6 +135,8 @@ func NewCoordinator(o Options) *Coordinator {
 	if c.cfg.MarkerRetryBackoff <= 0 {
 		c.cfg.MarkerRetryBackoff = 100 * time.Millisecond
 	}
+	// Until an image says otherwise, Kafka 4's default level.
+	c.transactionVersion.Store(2)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.partitionCount = c.cfg.NumPartitions
 	c.mu.shards = make(map[int32]*shard)
@@ -191,6 +198,7 @@ func (c *Coordinator) PartitionFor(id string) int32 {
 // led no more are dropped, and one whose leader epoch moved is loaded
 // again (another leader may have written it meanwhile).
 func (c *Coordinator) ApplyImage(img *metadata.Image) {
+	c.transactionVersion.Store(int32(img.Features()[metadata.FeatureTransactionVersion]))
 	t, ok := img.Topic(metadata.TransactionStateTopic)
 	if !ok {
 		c.Reconcile(nil, 0)
@@ -433,7 +441,11 @@ func (c *Coordinator) persistLocked(e *txnEntry, next Metadata) error {
 	}
 	var value []byte
 	if next.State != StateDead {
-		value = txnValue(&next)
+		version := int16(1)
+		if c.transactionVersion.Load() == 0 {
+			version = 0
+		}
+		value = txnValue(&next, version)
 	}
 	batch, err := buildBatch(txnKey(e.id), value, c.now())
 	if err != nil {

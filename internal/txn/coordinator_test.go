@@ -2,12 +2,17 @@ package txn
 
 import (
 	"context"
+	"encoding/binary"
+	"io"
+	"log/slog"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/testing/poll"
 )
 
@@ -528,7 +533,12 @@ func TestRecordRoundTrip(t *testing.T) {
 	m := &Metadata{TransactionalID: "t", ProducerID: 7, PrevProducerID: 3, NextProducerID: -1, ProducerEpoch: 4,
 		TimeoutMs: 1000, State: StateOngoing, StartTimestamp: 5, LastUpdateTimestamp: 6, ClientTransactionVersion: 2,
 		Partitions: map[TopicPartition]struct{}{tpA: {}, tpB: {}, {"a", 3}: {}}}
-	id, got, ok, err := decodeTxnRecord(txnKey("t"), txnValue(m))
+	// Value v0 (transaction.version 0) has none of the tagged fields.
+	if _, v0, ok, err := decodeTxnRecord(txnKey("t"), txnValue(m, 0)); err != nil || !ok ||
+		v0.PrevProducerID != -1 || v0.ClientTransactionVersion != 0 || v0.ProducerID != 7 || len(v0.Partitions) != 3 {
+		t.Errorf("value v0: %+v %v %v", v0, ok, err)
+	}
+	id, got, ok, err := decodeTxnRecord(txnKey("t"), txnValue(m, 1))
 	if err != nil || !ok || id != "t" {
 		t.Fatalf("decode: %q %v %v", id, ok, err)
 	}
@@ -559,6 +569,51 @@ func TestPartitionFor(t *testing.T) {
 	} {
 		if got := PartitionFor(tt.id, tt.n); got != tt.want {
 			t.Errorf("PartitionFor(%q, %d) = %d, want %d", tt.id, tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestValueVersionFollowsTransactionVersion: at transaction.version 0 the
+// state records are TransactionLogValue v0, from level 1 on v1, as Kafka
+// writes them; the level comes from the metadata image.
+func TestValueVersionFollowsTransactionVersion(t *testing.T) {
+	for _, level := range []int16{0, 1, 2} {
+		log := newMemLog()
+		c := NewCoordinator(Options{Config: testConfig(), Log: log, Markers: &stubLeaders{},
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			ProducerIDs: func(context.Context) (int64, error) { return 7, nil }})
+		t.Cleanup(c.Close)
+		id := metadata.NewUuid()
+		recs := []metadata.Record{&metadata.TopicRecord{Name: metadata.TransactionStateTopic, TopicID: id}}
+		for p := range int32(testPartitions) {
+			recs = append(recs, &metadata.PartitionRecord{TopicID: id, Partition: p, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1})
+		}
+		if level > 0 {
+			recs = append(recs, &metadata.FeatureLevelRecord{Name: metadata.FeatureTransactionVersion, FeatureLevel: level})
+		}
+		img, err := metadata.EmptyImage().Apply(0, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ApplyImage(img)
+		poll.True(t, 5*time.Second, "the load", func() bool { return c.CheckOwner("t") == nil })
+		if _, err := c.InitProducerID(context.Background(), "t", 1000, noProducer); err != nil {
+			t.Fatal(err)
+		}
+		p := c.PartitionFor("t")
+		log.mu.Lock()
+		batch := log.parts[p][0]
+		log.mu.Unlock()
+		_, rs, err := record.DecodeRecords(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int16(1)
+		if level == 0 {
+			want = 0
+		}
+		if got := int16(binary.BigEndian.Uint16(rs[0].Value)); got != want {
+			t.Errorf("transaction.version %d: value v%d, want v%d", level, got, want)
 		}
 	}
 }

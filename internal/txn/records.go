@@ -9,7 +9,8 @@ package txn
 //	                              timestamps; tagged: previous and next
 //	                              producer id, client transaction version}
 //
-// Kafka 4 writes value v1 (flexible, KIP-915) and reads v0 too; a null
+// Kafka 4 writes value v1 (flexible, KIP-915) once transaction.version is
+// 1 or more, v0 (no tagged fields) at level 0, and reads both; a null
 // value is a tombstone (the id expired). Records are written one per batch
 // with no producer id, uncompressed, as Kafka's TransactionStateManager
 // writes them.
@@ -32,9 +33,10 @@ func txnKey(id string) []byte {
 	return k.AppendTo(nil)
 }
 
-func txnValue(m *Metadata) []byte {
+// txnValue encodes m as TransactionLogValue of the given version (0 or 1).
+func txnValue(m *Metadata, version int16) []byte {
 	v := kmsg.NewTxnMetadataValue()
-	v.Version = 1
+	v.Version = version
 	v.ProducerID, v.ProducerEpoch = m.ProducerID, m.ProducerEpoch
 	v.TimeoutMillis = m.TimeoutMs
 	v.State = kmsg.TransactionState(m.State)

@@ -15,10 +15,11 @@ func FuzzDecodeTxnRecord(f *testing.F) {
 	m := &Metadata{TransactionalID: "t", ProducerID: 7, PrevProducerID: -1, NextProducerID: -1, ProducerEpoch: 2,
 		TimeoutMs: 60000, State: StateOngoing, StartTimestamp: 1, LastUpdateTimestamp: 2,
 		Partitions: map[TopicPartition]struct{}{{"a", 0}: {}, {"b", 3}: {}}}
-	f.Add(txnKey("t"), txnValue(m), false)
+	f.Add(txnKey("t"), txnValue(m, 1), false)
+	f.Add(txnKey("t"), txnValue(m, 0), false)
 	f.Add(txnKey("t"), []byte(nil), true)
 	m.State = StateCompleteCommit
-	f.Add(txnKey("other"), txnValue(m), false)
+	f.Add(txnKey("other"), txnValue(m, 1), false)
 	f.Add([]byte{0, 1, 0, 0}, []byte{0, 0}, false)
 	f.Fuzz(func(t *testing.T, key, value []byte, tombstone bool) {
 		if tombstone {
@@ -31,7 +32,7 @@ func FuzzDecodeTxnRecord(f *testing.F) {
 		if got == nil {
 			return // a tombstone
 		}
-		id2, again, ok, err := decodeTxnRecord(txnKey(id), txnValue(got))
+		id2, again, ok, err := decodeTxnRecord(txnKey(id), txnValue(got, 1))
 		if err != nil || !ok || id2 != id {
 			t.Fatalf("re-encoded record of %q: %q %v %v", id, id2, ok, err)
 		}
@@ -42,7 +43,7 @@ func FuzzDecodeTxnRecord(f *testing.F) {
 		if !reflect.DeepEqual(got, again) {
 			t.Fatalf("round trip changed the state:\n got %+v\nthen %+v", got, again)
 		}
-		batch, err := buildBatch(txnKey(id), txnValue(got), time.UnixMilli(0))
+		batch, err := buildBatch(txnKey(id), txnValue(got, 1), time.UnixMilli(0))
 		if err != nil {
 			t.Fatal(err)
 		}
