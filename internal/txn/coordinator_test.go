@@ -580,7 +580,7 @@ func TestValueVersionFollowsTransactionVersion(t *testing.T) {
 	for _, level := range []int16{0, 1, 2} {
 		log := newMemLog()
 		c := NewCoordinator(Options{Config: testConfig(), Log: log, Markers: &stubLeaders{},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 			ProducerIDs: func(context.Context) (int64, error) { return 7, nil }})
 		t.Cleanup(c.Close)
 		id := metadata.NewUuid()
