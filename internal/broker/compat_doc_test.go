@@ -31,7 +31,7 @@ const (
 	suiteGroups  = "groups: franz-go, kafka-python, librdkafka (`test/compat/groups_*_test.go`)"
 	suiteGroupU  = "coordinator (`internal/group`)"
 	suiteTxnU    = "transaction coordinator (`internal/txn`)"
-	suiteTxn     = "franz-go GroupTransactSession, fencing, timeouts (`test/compat/franz_txn_test.go`, `franz_txn_fencing_test.go`); coordinator failover (`test/cluster/txn_coordinator_failover_test.go`)"
+	suiteTxn     = "franz-go GroupTransactSession, fencing, timeouts (`test/compat/franz_txn_test.go`, `franz_txn_fencing_test.go`); librdkafka (`test/compat/librdkafka_txn_pipeline_test.go`); kcat (`test/compat/kcat_read_committed_test.go`); coordinator failover (`test/cluster/txn_coordinator_failover_test.go`)"
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
 	suiteLegacy  = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
