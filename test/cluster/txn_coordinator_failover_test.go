@@ -16,7 +16,8 @@ import (
 // TestTransactionCoordinatorFailover: a transactional producer commits and
 // aborts transactions over three partitions (RF 3, min.insync.replicas 2;
 // __transaction_state with Kafka's defaults, RF 3 and min.isr 2) while the
-// node coordinating its transactional id is killed and restarted, twice.
+// node coordinating its transactional id is killed and restarted, twice,
+// and then the leader of a partition it writes.
 // Afterwards every transaction is all or nothing on read_committed: a
 // commit that was acknowledged is wholly visible, an abort wholly
 // invisible, one whose outcome the producer never learnt is either, and no
@@ -127,10 +128,29 @@ func txnFailover(t *testing.T, c *Cluster, topic, id string) {
 			cancel()
 		}
 	}
+	// The leader of a data partition the transactions write, for the
+	// round that kills a partition leader rather than the coordinator.
+	partitionLeader := func() int32 {
+		var leader int32 = -1
+		waitFor(t, 30*time.Second, "the leader of "+topic+"-0", func() (bool, string) {
+			for _, from := range c.responsive() {
+				v, err := c.topicFrom(from, topic)
+				if err == nil && v.Partitions[0].Leader >= 0 {
+					leader = v.Partitions[0].Leader
+					return true, ""
+				}
+			}
+			return false, "no leader"
+		})
+		return leader
+	}
 	run(8)
-	for round := range 2 {
+	for round, what := range []string{"the transaction coordinator", "the transaction coordinator", "the leader of " + topic + "-0"} {
 		victim := coordinator()
-		t.Logf("round %d: killing the transaction coordinator, node %d", round, victim)
+		if round == 2 {
+			victim = partitionLeader()
+		}
+		t.Logf("round %d: killing %s, node %d", round, what, victim)
 		c.Node(victim).Kill()
 		run(8)
 		c.Node(victim).Restart()
