@@ -267,3 +267,55 @@ func TestEndTxn(t *testing.T) {
 		t.Errorf("EndTxn v5 = %+v, want epoch %d", r, p.ProducerEpoch+1)
 	}
 }
+
+// TestTransactionConfigs: the transaction.* keys reach the coordinator and
+// the topic: transaction.max.timeout.ms bounds the timeout,
+// transaction.state.log.segment.bytes is the topic's segment.bytes, an
+// open transaction past its timeout is aborted within
+// transaction.abort.timed.out.transaction.cleanup.interval.ms, and an idle
+// id is removed after transactional.id.expiration.ms (checked every
+// transaction.remove.expired.transaction.cleanup.interval.ms).
+func TestTransactionConfigs(t *testing.T) {
+	props := map[string]string{
+		"transaction.max.timeout.ms":                                  "5000",
+		"transaction.state.log.segment.bytes":                         "1048576",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "50",
+		"transaction.remove.expired.transaction.cleanup.interval.ms":  "50",
+		"transactional.id.expiration.ms":                              "300",
+	}
+	for k, v := range txnProps {
+		props[k] = v
+	}
+	tn := startNode(t, props)
+	c := tn.dial()
+	createTopic(c, "out", 1, nil)
+	findTxnCoordinator(c, "open")
+	if r := initTxnProducer(c, 4, "open", 5001, -1, -1); r.ErrorCode != kerr.InvalidTransactionTimeout.Code {
+		t.Errorf("timeout above transaction.max.timeout.ms=5000: error %d, want INVALID_TRANSACTION_TIMEOUT", r.ErrorCode)
+	}
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	rr := kmsg.NewDescribeConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName, rr.ConfigNames = kmsg.ConfigResourceTypeTopic, "__transaction_state", []string{"segment.bytes"}
+	dc.Resources = append(dc.Resources, rr)
+	if cfg := do[*kmsg.DescribeConfigsResponse](c, 4, dc).Resources[0].Configs; len(cfg) != 1 || cfg[0].Value == nil || *cfg[0].Value != "1048576" {
+		t.Errorf("__transaction_state segment.bytes %+v, want 1048576", cfg)
+	}
+	state := func(id string) (string, int16) {
+		dt := kmsg.NewPtrDescribeTransactionsRequest()
+		dt.TransactionalIDs = []string{id}
+		st := do[*kmsg.DescribeTransactionsResponse](c, 0, dt).TransactionStates[0]
+		return st.State, st.ErrorCode
+	}
+	p := initTxnProducer(c, 4, "open", 200, -1, -1)
+	addPartitions(c, 3, "open", p.ProducerID, p.ProducerEpoch, "out", 0)
+	within(t, 10*time.Second, "the timed-out transaction aborted", func() bool {
+		// Once aborted it may expire at once (an ongoing one never does).
+		s, code := state("open")
+		return s == "PrepareAbort" || s == "CompleteAbort" || code == kerr.TransactionalIDNotFound.Code
+	})
+	initTxnProducer(c, 4, "idle", 1000, -1, -1)
+	within(t, 10*time.Second, "the idle transactional id removed", func() bool {
+		_, code := state("idle")
+		return code == kerr.TransactionalIDNotFound.Code
+	})
+}
