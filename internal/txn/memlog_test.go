@@ -170,8 +170,10 @@ type harness struct {
 const testPartitions = 4
 
 func testConfig() Config {
+	// LoadBufferSize 1: every reload reads one batch at a time
+	// (transaction.state.log.load.buffer.size bounds each read).
 	return Config{NodeID: 1, NumPartitions: testPartitions, MaxTimeout: time.Minute,
-		IDExpiration: time.Hour, MarkerRetryBackoff: 5 * time.Millisecond}
+		IDExpiration: time.Hour, MarkerRetryBackoff: 5 * time.Millisecond, LoadBufferSize: 1}
 }
 
 func newHarness(t *testing.T) *harness {
