@@ -14,14 +14,16 @@ package broker
 //
 // v4+ (KIP-890) come from partition leaders and batch transactions. With
 // VerifyOnly (part 1, a TV1 client's produce) the coordinator only
-// answers whether each partition is in the ongoing transaction (NONE or
-// INVALID_TXN_STATE); without it (part 2, a TV2 client, which sends no
+// answers whether each partition is in the ongoing transaction: NONE, or
+// INVALID_TXN_STATE (v4) / TRANSACTION_ABORTABLE (v5, Kafka 4.0's code
+// for it); without it (part 2, a TV2 client, which sends no
 // AddPartitionsToTxn itself) the partitions are added. A
 // transaction-level error goes on each of its partitions; the top-level
 // error is for the request as a whole.
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -133,6 +135,13 @@ func (b *Broker) addPartitions(version int16, id string, p txn.ProducerIDAndEpoc
 	}
 	for tp, e := range res {
 		codes[tp] = b.errCode(e)
+		if version >= 5 && errors.Is(e, kerr.InvalidTxnState) {
+			// v5 (Kafka 4.0) answers a partition outside the
+			// transaction with TRANSACTION_ABORTABLE, which the
+			// partition leader turns back into INVALID_TXN_STATE
+			// for produce requests too old to know it.
+			codes[tp] = kerr.TransactionAbortable.Code
+		}
 	}
 	return codes
 }

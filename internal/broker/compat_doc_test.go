@@ -99,7 +99,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go"), broker("fetch_test.go")}},
 	kmsg.InitProducerID: {"idempotent producers; transactional ids: epoch bump fencing the previous instance and aborting its open transaction, KIP-360 retries with the producer id and epoch, a new producer id on epoch exhaustion, INVALID_TRANSACTION_TIMEOUT above transaction.max.timeout.ms; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v4",
 		[]string{suiteFranz, suiteLibrd, broker("admin_test.go"), broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn}},
-	kmsg.AddPartitionsToTxn: {"v0-v3 from clients; v4+ batched from partition leaders: VerifyOnly (KIP-890 part 1) answers NONE or INVALID_TXN_STATE per partition, without it (part 2) adds; an unknown partition fails the request (OPERATION_NOT_ATTEMPTED for the rest); PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2",
+	kmsg.AddPartitionsToTxn: {"v0-v3 from clients; v4+ batched from partition leaders: VerifyOnly (KIP-890 part 1) answers NONE or, for a partition not in the transaction, INVALID_TXN_STATE (v4) / TRANSACTION_ABORTABLE (v5, as Kafka 4.0), without it (part 2) adds; an unknown partition fails the request (OPERATION_NOT_ATTEMPTED for the rest); PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2",
 		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn}},
 	kmsg.AddOffsetsToTxn: {"adds the group's __consumer_offsets partition to the transaction",
 		[]string{suiteTxnU, suiteTxn}},

@@ -140,6 +140,11 @@ func addPartitions(c *conn, v int16, id string, pid int64, epoch int16, topic st
 // partition leader does before a transactional append (KIP-890).
 func verifyPartitions(c *conn, id string, pid int64, epoch int16, topic string, partitions ...int32) map[int32]int16 {
 	c.t.Helper()
+	return verifyPartitionsAt(c, 4, id, pid, epoch, topic, partitions...)
+}
+
+func verifyPartitionsAt(c *conn, verifyVersion int16, id string, pid int64, epoch int16, topic string, partitions ...int32) map[int32]int16 {
+	c.t.Helper()
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
 	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = id, pid, epoch, true
@@ -147,7 +152,7 @@ func verifyPartitions(c *conn, id string, pid int64, epoch int16, topic string, 
 	tt.Topic, tt.Partitions = topic, partitions
 	tx.Topics = append(tx.Topics, tt)
 	req.Transactions = append(req.Transactions, tx)
-	resp := do[*kmsg.AddPartitionsToTxnResponse](c, 4, req)
+	resp := do[*kmsg.AddPartitionsToTxnResponse](c, verifyVersion, req)
 	out := map[int32]int16{}
 	for _, p := range resp.Transactions[0].Topics[0].Partitions {
 		out[p.Partition] = p.ErrorCode
@@ -182,6 +187,9 @@ func TestAddPartitionsToTxn(t *testing.T) {
 	v := verifyPartitions(c, "t", p.ProducerID, p.ProducerEpoch, "out", 0, 1)
 	if v[0] != 0 || v[1] != kerr.InvalidTxnState.Code {
 		t.Errorf("verify: %v, want NONE for the added partition and INVALID_TXN_STATE for the other", v)
+	}
+	if v := verifyPartitionsAt(c, 5, "t", p.ProducerID, p.ProducerEpoch, "out", 0, 1); v[0] != 0 || v[1] != kerr.TransactionAbortable.Code {
+		t.Errorf("verify v5: %v, want NONE and TRANSACTION_ABORTABLE (Kafka 4.0)", v)
 	}
 	if v := verifyPartitions(c, "t", p.ProducerID, p.ProducerEpoch-1, "out", 0); v[0] != kerr.ProducerFenced.Code {
 		t.Errorf("verify with a stale epoch: %v, want PRODUCER_FENCED", v)
