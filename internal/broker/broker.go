@@ -29,6 +29,7 @@ import (
 	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/security/quota"
 	"github.com/vltava/vltava/internal/server"
+	"github.com/vltava/vltava/internal/txn"
 )
 
 // Broker serves the Kafka APIs of one node.
@@ -48,6 +49,9 @@ type Broker struct {
 	// groups is the group coordinator; nil on a broker assembled
 	// without one (group APIs then answer COORDINATOR_NOT_AVAILABLE).
 	groups *group.Coordinator
+	// txns is the transaction coordinator; nil on a broker assembled
+	// without one (transaction APIs then answer COORDINATOR_NOT_AVAILABLE).
+	txns *txn.Coordinator
 	// channel reaches the active controller; nil on a broker assembled
 	// without one (tests): admin requests are then answered by the local
 	// controller.
@@ -97,6 +101,7 @@ type Options struct {
 	Controller *rules.Controller
 	Partitions *partition.Manager
 	Groups     *group.Coordinator
+	Txns       *txn.Coordinator
 	// Channel, Active and Quorum are the cluster's control plane (see the
 	// fields); all may be nil for a broker with a local-only controller.
 	Channel *controller.Client
@@ -141,6 +146,7 @@ func New(o Options) *Broker {
 		controller:    o.Controller,
 		partitions:    o.Partitions,
 		groups:        o.Groups,
+		txns:          o.Txns,
 		channel:       o.Channel,
 		active:        o.Active,
 		quorum:        o.Quorum,

@@ -30,6 +30,8 @@ const (
 	suiteBroker  = "broker (`internal/broker/%s`)"
 	suiteGroups  = "groups: franz-go, kafka-python, librdkafka (`test/compat/groups_*_test.go`)"
 	suiteGroupU  = "coordinator (`internal/group`)"
+	suiteTxnU    = "transaction coordinator (`internal/txn`)"
+	suiteTxn     = "franz-go GroupTransactSession, fencing, timeouts (`test/compat/franz_txn_test.go`, `franz_txn_fencing_test.go`); librdkafka (`test/compat/librdkafka_txn_pipeline_test.go`); kcat (`test/compat/kcat_read_committed_test.go`); coordinator failover (`test/cluster/txn_coordinator_failover_test.go`)"
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
 	suiteLegacy  = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
@@ -99,7 +101,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{broker("admin_test.go")}},
 	kmsg.ApiVersions: {"KIP-511: newer versions answered at v0 with the table; client software name checked (v3+); supported and finalized features (KIP-584, v3+; ranges from 0 only in v4)",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go"), broker("features_test.go")}},
-	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0",
+	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0-2 (2 at bootstrap, as Kafka 4.0)",
 		[]string{broker("features_test.go"), suiteCLI}},
 	kmsg.CreateTopics: {"defaults -1/-1 (KIP-464), validate-only, configs returned (v5+), topic id (v7); answered once every live broker has applied it (within timeout_ms)",
 		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
@@ -107,8 +109,18 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
 	kmsg.DeleteRecords: {"-1 means the high watermark",
 		[]string{suiteFranz, broker("admin_test.go"), broker("fetch_test.go")}},
-	kmsg.InitProducerID: {"idempotent producers only; transactional ids refused until the transaction coordinator lands",
-		[]string{suiteFranz, suiteLibrd, broker("admin_test.go")}},
+	kmsg.InitProducerID: {"idempotent producers; transactional ids: epoch bump fencing the previous instance and aborting its open transaction, KIP-360 retries with the producer id and epoch, a new producer id on epoch exhaustion, INVALID_TRANSACTION_TIMEOUT above transaction.max.timeout.ms; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v4",
+		[]string{suiteFranz, suiteLibrd, broker("admin_test.go"), broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn}},
+	kmsg.AddPartitionsToTxn: {"v0-v3 from clients; v4+ batched from partition leaders: VerifyOnly (KIP-890 part 1) answers NONE or, for a partition not in the transaction, INVALID_TXN_STATE (v4) / TRANSACTION_ABORTABLE (v5, as Kafka 4.0), without it (part 2) adds; an unknown partition fails the request (OPERATION_NOT_ATTEMPTED for the rest); PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2",
+		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn}},
+	kmsg.AddOffsetsToTxn: {"adds the group's __consumer_offsets partition to the transaction",
+		[]string{suiteTxnU, suiteTxn}},
+	kmsg.EndTxn: {"Prepare record, answer, WriteTxnMarkers to every partition leader (batched per broker, retried, following leader moves), Complete record; CONCURRENT_TRANSACTIONS meanwhile; v5 (KIP-890 part 2, transaction.version 2): epoch bump per EndTxn, new producer id on overflow",
+		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn}},
+	kmsg.DescribeTransactions: {"state, timeout, start time, producer id and epoch, partitions; TRANSACTIONAL_ID_NOT_FOUND, NOT_COORDINATOR",
+		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI}},
+	kmsg.ListTransactions: {"state and producer id filters, v1 duration (KIP-994), v2 transactional id regex (KIP-1152)",
+		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI}},
 	kmsg.DescribeConfigs: {"topics, brokers (\"\" = cluster defaults) and groups (KIP-848 consumer.session.timeout.ms / consumer.heartbeat.interval.ms, GROUP_CONFIG or DEFAULT_CONFIG from group.consumer.*); sources, synonyms, types, docs; no broker loggers",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go")}},
 	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides; a repeated key takes its last value, as Kafka; groups as IncrementalAlterConfigs",
@@ -123,8 +135,8 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go"), suiteCLI}},
 	kmsg.DescribeCluster: {"brokers only: endpoint type 2 (controllers) is UNSUPPORTED_ENDPOINT_TYPE",
 		[]string{broker("admin_test.go"), suiteCLI}},
-	kmsg.FindCoordinator: {"group keys (batched keys v4+); transaction keys answer COORDINATOR_NOT_AVAILABLE until transactions land; creates __consumer_offsets on first use with offsets.topic.replication.factor replicas (COORDINATOR_NOT_AVAILABLE until that many brokers are registered)",
-		[]string{suiteGroups, suiteLibrd, suiteGroupU}},
+	kmsg.FindCoordinator: {"group and transaction keys (batched keys v4+); creates __consumer_offsets (__transaction_state) on first use with offsets.topic.replication.factor (transaction.state.log.replication.factor) replicas (COORDINATOR_NOT_AVAILABLE until that many brokers are registered)",
+		[]string{suiteGroups, suiteLibrd, suiteGroupU, broker("txn_coordinator_test.go")}},
 	kmsg.JoinGroup: {"classic protocol: KIP-394 member id required, KIP-345 static members, protocol chosen by votes, initial rebalance delay; a classic member of a KIP-848 consumer group is answered at once (online migration)",
 		[]string{suiteGroups, suiteGroupU}},
 	kmsg.SyncGroup: {"leader's assignment delivered; protocol type/name checked (v5+); in a consumer group, the server-side assignment",

@@ -21,7 +21,7 @@ func TestApiVersionsFeatures(t *testing.T) {
 	tn := startNode(t, nil)
 	c := tn.dial()
 	within(t, 10*time.Second, "finalized features", func() bool {
-		return len(apiVersions(c, 3).FinalizedFeatures) == 2
+		return len(apiVersions(c, 3).FinalizedFeatures) == 3
 	})
 	v3 := apiVersions(c, 3)
 	supported := map[string][2]int16{}
@@ -38,7 +38,7 @@ func TestApiVersionsFeatures(t *testing.T) {
 			t.Errorf("%s finalized %d-%d", f.Name, f.MinVersionLevel, f.MaxVersionLevel)
 		}
 	}
-	if finalized["metadata.version"] != 22 || finalized["group.version"] != 1 {
+	if finalized["metadata.version"] != 22 || finalized["group.version"] != 1 || finalized["transaction.version"] != 2 {
 		t.Errorf("finalized %v", finalized)
 	}
 	if v3.FinalizedFeaturesEpoch < 0 {
@@ -61,7 +61,7 @@ func TestUpdateFeatures(t *testing.T) {
 	tn := startNode(t, nil)
 	c := tn.dial()
 	within(t, 10*time.Second, "finalized features", func() bool {
-		return len(apiVersions(c, 3).FinalizedFeatures) == 2
+		return len(apiVersions(c, 3).FinalizedFeatures) == 3
 	})
 	update := func(v int16, feature string, level int16, typ int8, allowDowngrade bool) *kmsg.UpdateFeaturesResponse {
 		req := kmsg.NewPtrUpdateFeaturesRequest()
@@ -83,7 +83,9 @@ func TestUpdateFeatures(t *testing.T) {
 		{"metadata.version to 3.9-IV0", 1, "metadata.version", 21, 2, false, kerr.InvalidUpdateVersion.Code},
 		{"metadata.version disabled", 1, "metadata.version", 0, 3, false, kerr.InvalidUpdateVersion.Code},
 		{"group.version 0: classic only is not honoured", 1, "group.version", 0, 2, false, kerr.InvalidUpdateVersion.Code},
-		{"transaction.version 2 needs KIP-890", 1, "transaction.version", 2, 1, false, kerr.InvalidUpdateVersion.Code},
+		{"transaction.version 3 is not built", 1, "transaction.version", 3, 1, false, kerr.InvalidUpdateVersion.Code},
+		{"transaction.version 1: KIP-890 part 1 only", 1, "transaction.version", 1, 2, false, 0},
+		{"transaction.version back to 2", 1, "transaction.version", 2, 1, false, 0},
 		{"kraft.version is the quorum's", 2, "kraft.version", 1, 1, false, kerr.InvalidUpdateVersion.Code},
 		{"unknown feature", 1, "eligible.leader.replicas.version", 1, 1, false, kerr.InvalidUpdateVersion.Code},
 		{"unknown upgrade type", 1, "group.version", 1, 0, false, kerr.InvalidUpdateVersion.Code},
@@ -101,7 +103,7 @@ func TestUpdateFeatures(t *testing.T) {
 		})
 	}
 	f := apiVersions(c, 3).FinalizedFeatures
-	if len(f) != 2 {
+	if len(f) != 3 {
 		t.Errorf("finalized features changed: %+v", f)
 	}
 }

@@ -14,10 +14,12 @@ package broker
 // is created on a later request once they are: like Kafka, the replication
 // factor is never cut to the brokers at hand. v4+ batches keys (KIP-699); errors then go per key.
 //
-// Key type 1 (transaction): there is no transaction coordinator yet.
-// Kafka answers COORDINATOR_NOT_AVAILABLE (retriable) while its
-// transaction coordinator cannot serve a key, which is the closest truthful
-// answer. Other key types (2: share groups, KIP-932) are INVALID_REQUEST.
+// Key type 1 (transaction): the coordinator is the leader of the
+// transactional id's __transaction_state partition,
+// abs(javaHashCode(id)) % partitions (txn_state_topic.go creates the topic
+// on first need the same way: transaction.state.log.num.partitions,
+// .replication.factor, .min.isr, .segment.bytes, compacted). Other key
+// types (2: share groups, KIP-932) are INVALID_REQUEST.
 
 import (
 	"context"
@@ -87,7 +89,7 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 	switch keyType {
 	case 0:
 	case 1:
-		return 0, "", 0, fmt.Errorf("%w: the transaction coordinator is not available", kerr.CoordinatorNotAvailable)
+		return b.findTxnCoordinator(ctx, key, listener)
 	default:
 		return 0, "", 0, fmt.Errorf("%w: unknown coordinator key type %d", kerr.InvalidRequest, keyType)
 	}

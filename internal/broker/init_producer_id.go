@@ -7,9 +7,18 @@ package broker
 // transactional ids). Ids come from blocks the controller hands out (1000 at
 // a time, like KRaft's ProducerIdsRecord), so ids stay unique across
 // restarts and across brokers (a broker that is not the active controller
-// asks it with AllocateProducerIds). Transactional ids need the
-// transaction coordinator, which is not built yet: INVALID_REQUEST with a
-// clear message rather than a retriable error a client would spin on.
+// asks it with AllocateProducerIds).
+//
+// A transactional id goes to the transaction coordinator (internal/txn),
+// which must be this broker (else NOT_COORDINATOR): the first call gets a
+// producer id at epoch 0; later ones bump the epoch, fencing the previous
+// instance, and an open transaction of that instance is aborted first
+// (CONCURRENT_TRANSACTIONS until it is, retried by the client). v3+ carry
+// the producer id and epoch the client holds (KIP-360): a retry of a bump
+// gets the same epoch, a stale one PRODUCER_FENCED (INVALID_PRODUCER_EPOCH
+// before v4, KIP-588). A timeout above transaction.max.timeout.ms is
+// INVALID_TRANSACTION_TIMEOUT; an epoch that cannot be bumped any more
+// brings a new producer id.
 
 import (
 	"context"
@@ -23,6 +32,7 @@ import (
 
 	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
+	"github.com/vltava/vltava/internal/txn"
 )
 
 func init() { register(kmsg.InitProducerID, 0, 5, (*Broker).handleInitProducerID) }
@@ -54,6 +64,10 @@ func (pb *producerIDBlock) take() (int64, bool) {
 	pb.next++
 	return id, true
 }
+
+// NextProducerID returns a producer id no other producer holds: the
+// transaction coordinator takes its ids here too.
+func (b *Broker) NextProducerID(ctx context.Context) (int64, error) { return b.nextProducerID(ctx) }
 
 func (b *Broker) nextProducerID(ctx context.Context) (int64, error) {
 	return b.producerIDs.nextID(ctx, func(ctx context.Context) (int64, int32, error) {
@@ -141,9 +155,20 @@ func (b *Broker) handleInitProducerID(ctx context.Context, r *server.Request) (k
 		return resp, nil
 	}
 	if req.TransactionalID != nil {
-		b.log.Warn("transactional producer refused: transactions are not supported yet",
-			"transactional_id", *req.TransactionalID, "client_id", r.ClientID)
-		resp.ErrorCode = kerr.InvalidRequest.Code
+		if b.txns == nil {
+			resp.ErrorCode = b.errCode(errNoTxnCoordinator)
+			return resp, nil
+		}
+		expected := txn.ProducerIDAndEpoch{ID: -1, Epoch: -1}
+		if r.Version >= 3 {
+			expected = txn.ProducerIDAndEpoch{ID: req.ProducerID, Epoch: req.ProducerEpoch}
+		}
+		got, err := b.txns.InitProducerID(ctx, *req.TransactionalID, req.TransactionTimeoutMillis, expected)
+		if err != nil {
+			resp.ErrorCode = b.txnErrCode(err, r.Version, 4)
+			return resp, nil
+		}
+		resp.ProducerID, resp.ProducerEpoch = got.ID, got.Epoch
 		return resp, nil
 	}
 	id, err := b.nextProducerID(ctx)

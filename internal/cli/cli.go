@@ -60,6 +60,7 @@ func Commands() []*cobra.Command {
 		newDumpLogCommand(),
 		newFeaturesCommand(),
 		newACLsCommand(),
+		newTransactionsCommand(),
 	}
 	for _, c := range cmds {
 		addGlobalFlags(c)

@@ -62,7 +62,7 @@ const (
 	whyPlugin      = "Java plugin classes cannot be loaded; Vltava has no plugin interface"
 	whyThreads     = "Vltava has no fixed thread pools: every connection has its own goroutines and background work runs on goroutines of its own"
 	whyTiered      = "tiered storage is not supported"
-	whyTxn         = "transactions are not supported yet, so __transaction_state is never created"
+	whyTxn         = "partition leaders do not yet verify transactional appends with the transaction coordinator (KIP-890)"
 	whyPurgatory   = "Vltava has no purgatory to purge: parked requests are woken by the events they wait for"
 	whyMetadataLog = "the metadata quorum (hashicorp/raft) manages its own log segments and snapshots"
 	whyQuorum      = "the metadata quorum (hashicorp/raft) takes its timing from controller.quorum.election.timeout.ms"
@@ -173,16 +173,7 @@ var keyStatus = map[string]Support{
 	// Groups.
 
 	// Transactions.
-	"transaction.state.log.num.partitions":                        defaultOnly(whyTxn),
-	"transaction.state.log.replication.factor":                    defaultOnly(whyTxn),
-	"transaction.state.log.min.isr":                               defaultOnly(whyTxn),
-	"transaction.state.log.segment.bytes":                         defaultOnly(whyTxn),
-	"transaction.state.log.load.buffer.size":                      defaultOnly(whyTxn),
-	"transaction.max.timeout.ms":                                  defaultOnly(whyTxn),
-	"transactional.id.expiration.ms":                              defaultOnly(whyTxn),
-	"transaction.abort.timed.out.transaction.cleanup.interval.ms": defaultOnly(whyTxn),
-	"transaction.remove.expired.transaction.cleanup.interval.ms":  defaultOnly(whyTxn),
-	"transaction.partition.verification.enable":                   defaultOnly(whyTxn),
+	"transaction.partition.verification.enable": defaultOnly(whyTxn),
 }
 
 // topicKeyStatus classifies the topic keys that are not honoured; every

@@ -36,7 +36,7 @@ func TestFeaturesAcrossTheCluster(t *testing.T) {
 		want    int16
 	}{
 		{"metadata.version", 22, 0},
-		{"transaction.version", 2, kerr.InvalidUpdateVersion.Code},
+		{"transaction.version", 3, kerr.InvalidUpdateVersion.Code},
 	} {
 		req := kmsg.NewPtrUpdateFeaturesRequest()
 		req.Version = 1

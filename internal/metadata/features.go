@@ -43,13 +43,32 @@ const MetadataVersion40IV0 int16 = 22
 //     dynamic one here); ApiVersions reports it from the node's quorum.
 //   - group.version: 1 only; the KIP-848 consumer protocol is always served,
 //     so level 0 (classic groups only) would not be honoured.
-//   - transaction.version: 0 only; the transaction coordinator and KIP-890
-//     (levels 1 and 2) are not built.
+//   - transaction.version: 0-2. 1 (KIP-890 part 1) has partition leaders
+//     verify a transaction with the coordinator before a transactional
+//     append; 2 (part 2) bumps the producer epoch at every EndTxn (v5) and
+//     lets clients skip AddPartitionsToTxn (Produce v12). Clients pick the
+//     protocol from the finalized level (franz-go uses part 2 only at 2),
+//     and the coordinator serves both by request version, so every level
+//     is honoured. New clusters start at 2, Kafka 4.0's default.
 var supportedFeatures = map[string]FeatureRange{
 	FeatureMetadataVersion:    {MetadataVersion40IV0, MetadataVersion40IV0},
 	FeatureKRaftVersion:       {0, 1},
 	FeatureGroupVersion:       {1, 1},
-	FeatureTransactionVersion: {0, 0},
+	FeatureTransactionVersion: {0, 2},
+}
+
+// bootstrapLevels are the levels a new cluster starts at where that is not
+// the lowest supported one above 0 (Kafka 4.0's defaults for its release
+// version: transaction.version 2).
+var bootstrapLevels = map[string]int16{
+	FeatureTransactionVersion: 2,
+}
+
+// BootstrapLevel is the level a new cluster finalizes name at, if it is
+// not the feature's lowest supported level.
+func BootstrapLevel(name string) (int16, bool) {
+	l, ok := bootstrapLevels[name]
+	return l, ok
 }
 
 // SupportedFeatures returns the supported features, sorted by name.

@@ -46,6 +46,7 @@ import (
 	"github.com/vltava/vltava/internal/replication"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/storage"
+	"github.com/vltava/vltava/internal/txn"
 )
 
 // Node is a running broker, controller, or both (process.roles). The
@@ -64,6 +65,8 @@ type Node struct {
 	partitions *partition.Manager
 	replicas   *replication.Manager
 	groups     *group.Coordinator
+	txns       *txn.Coordinator
+	txnNet     *txn.NetTransport
 	server     *server.Server
 	// quorumServer serves the controller APIs on the quorum port of a
 	// controller; nil on a broker-only node.
@@ -233,6 +236,8 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 			CommitTimeout: msDuration(int64(cfg.OffsetsCommitTimeoutMs))},
 		Logger: log.With("component", "groups"),
 	})
+	var b *broker.Broker // the transaction coordinator takes producer ids from it
+	n.txns, n.txnNet = n.newTxnCoordinator(cfg, log, func(ctx context.Context) (int64, error) { return b.NextProducerID(ctx) })
 	// Every committed metadata change reaches the partitions in order,
 	// then the group coordinator, which loads the __consumer_offsets
 	// partitions that became led here.
@@ -248,6 +253,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		applied.Advance(img.Offset())
 		n.replicas.Apply(img)
 		n.groups.ApplyImage(img)
+		n.txns.ApplyImage(img)
 		n.applyConnectionQuotas(img)
 	})
 	initial := n.meta.Image()
@@ -258,14 +264,16 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.replicas.Apply(n.meta.Image())
 	n.store.Start()
 	n.groups.ApplyImage(n.meta.Image())
+	n.txns.ApplyImage(n.meta.Image())
 
-	b := broker.New(broker.Options{
+	b = broker.New(broker.Options{
 		Config:       cfg,
 		ClusterID:    n.clusterID,
 		Meta:         n.meta,
 		Controller:   n.controller,
 		Partitions:   n.partitions,
 		Groups:       n.groups,
+		Txns:         n.txns,
 		Channel:      n.channel,
 		Active:       n.active,
 		Quorum:       n.meta,
@@ -701,6 +709,10 @@ func (n *Node) closeAll(controlled bool) error {
 	if n.groups != nil {
 		// After the listeners: no request is left to park on a group.
 		n.groups.Close()
+	}
+	if n.txns != nil {
+		n.txns.Close()
+		n.txnNet.Close()
 	}
 	if n.replicas != nil {
 		n.replicas.Close() // before the logs the fetchers append to

@@ -28,7 +28,7 @@ func TestFeatures(t *testing.T) {
 	if r := got["metadata.version"]; r.SupportedMin != 22 || r.SupportedMax != 22 || r.Finalized != 22 {
 		t.Errorf("metadata.version %+v", r)
 	}
-	if r := got["transaction.version"]; r.SupportedMax != 0 || r.Finalized != 0 {
+	if r := got["transaction.version"]; r.SupportedMax != 2 || r.Finalized != 2 {
 		t.Errorf("transaction.version %+v", r)
 	}
 	if out := ok(t, b, "", "features", "describe"); !strings.Contains(out, "4.0-IV0") {
@@ -37,8 +37,8 @@ func TestFeatures(t *testing.T) {
 	if out := ok(t, b, "", "features", "upgrade", "--metadata", "4.0-IV0", "--dry-run"); !strings.Contains(out, "metadata.version can be upgraded to 22") {
 		t.Errorf("dry run: %s", out)
 	}
-	if msg := fails(t, b, "", "features", "upgrade", "--feature", "transaction.version=2"); !strings.Contains(msg, "INVALID_UPDATE_VERSION") {
-		t.Errorf("transaction.version 2: %s", msg)
+	if msg := fails(t, b, "", "features", "upgrade", "--feature", "transaction.version=3"); !strings.Contains(msg, "INVALID_UPDATE_VERSION") {
+		t.Errorf("transaction.version 3: %s", msg)
 	}
 	if msg := fails(t, b, "", "features", "disable", "--feature", "metadata.version"); !strings.Contains(msg, "INVALID_UPDATE_VERSION") {
 		t.Errorf("disabling metadata.version: %s", msg)

@@ -127,10 +127,15 @@ var supportedFeatures = metadata.SupportedFeatureRanges()
 
 // bootstrapFeatures are the levels finalized when a cluster first meets a
 // controller that knows features: every supported feature whose lowest level
-// is above 0, at that level.
+// is above 0, at that level, and those with a bootstrap level of their own
+// (metadata.BootstrapLevel: transaction.version 2, as Kafka 4.0).
 func bootstrapFeatures() map[string]int16 {
 	out := map[string]int16{}
 	for name, r := range supportedFeatures {
+		if l, ok := metadata.BootstrapLevel(name); ok && l >= r.Min && l <= r.Max {
+			out[name] = l
+			continue
+		}
 		if r.Min > 0 {
 			out[name] = r.Min
 		}

@@ -17,8 +17,9 @@ func TestEnsureFeaturesBootstraps(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := l.Image().Features()
-	if f[metadata.FeatureMetadataVersion] != metadata.MetadataVersion40IV0 || f[metadata.FeatureGroupVersion] != 1 || len(f) != 2 {
-		t.Fatalf("finalized %v, want metadata.version %d and group.version 1", f, metadata.MetadataVersion40IV0)
+	if f[metadata.FeatureMetadataVersion] != metadata.MetadataVersion40IV0 || f[metadata.FeatureGroupVersion] != 1 ||
+		f[metadata.FeatureTransactionVersion] != 2 || len(f) != 3 {
+		t.Fatalf("finalized %v, want metadata.version %d, group.version 1 and transaction.version 2 (Kafka 4.0's default)", f, metadata.MetadataVersion40IV0)
 	}
 	off := l.Image().Offset()
 	if err := c.EnsureFeatures(ctx); err != nil || l.Image().Offset() != off {
@@ -73,7 +74,7 @@ func TestUpdateFeatures(t *testing.T) {
 	// All or nothing: a valid update next to an invalid one is not applied.
 	err := c.UpdateFeatures(ctx, []FeatureUpdate{
 		{Feature: "test.feature", Level: 1, Type: UpgradeTypeUpgrade},
-		{Feature: metadata.FeatureTransactionVersion, Level: 2, Type: UpgradeTypeUpgrade},
+		{Feature: metadata.FeatureTransactionVersion, Level: 3, Type: UpgradeTypeUpgrade},
 	}, false)
 	if !errors.Is(err, kerr.InvalidUpdateVersion) || level() != 0 {
 		t.Errorf("mixed request: %v, level %d; want INVALID_UPDATE_VERSION and nothing applied", err, level())
