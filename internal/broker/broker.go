@@ -175,6 +175,8 @@ var controlPlaneAPIs = map[int16]bool{
 	int16(kmsg.AllocateProducerIDs):  true,
 	int16(kmsg.DescribeQuorum):       true,
 	int16(kmsg.Fetch):                true, // followers catch up before they are unfenced
+	int16(kmsg.SASLHandshake):        true, // followers authenticate before they fetch
+	int16(kmsg.SASLAuthenticate):     true,
 }
 
 // controllerAPIs are the APIs a controller answers on its quorum port
@@ -202,6 +204,9 @@ var controllerAPIs = map[int16]bool{
 	int16(kmsg.AlterPartitionAssignments):  true,
 	int16(kmsg.ListPartitionReassignments): true,
 	int16(kmsg.UpdateFeatures):             true,
+	int16(kmsg.AlterUserSCRAMCredentials):  true,
+	int16(kmsg.SASLHandshake):              true, // a SASL controller listener
+	int16(kmsg.SASLAuthenticate):           true,
 }
 
 // ControllerHandler returns the handler of this node's controller endpoint

@@ -32,6 +32,9 @@ type Image struct {
 	nextProducerID    int64
 	lastProducerBlock *ProducerIDsRecord
 	clusterID         string
+	// scram holds the SCRAM credentials (scram.go); replaced, never
+	// modified, on change.
+	scram map[ScramKey]ScramCredential
 
 	// sortedTopics caches Topics(); computed on first use.
 	sortedTopics atomic.Pointer[[]*TopicImage]
@@ -277,6 +280,7 @@ func (img *Image) Records() []Record {
 		r := *img.lastProducerBlock
 		recs = append(recs, &r)
 	}
+	recs = img.appendScramRecords(recs)
 	return recs
 }
 

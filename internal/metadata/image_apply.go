@@ -57,6 +57,8 @@ type imageBuilder struct {
 	nextProducerID    int64
 	lastProducerBlock *ProducerIDsRecord
 	clusterID         string
+	scram             map[ScramKey]ScramCredential
+	scramCopied       bool
 }
 
 func newImageBuilder(img *Image) *imageBuilder {
@@ -72,6 +74,7 @@ func newImageBuilder(img *Image) *imageBuilder {
 		nextProducerID:    img.nextProducerID,
 		lastProducerBlock: img.lastProducerBlock,
 		clusterID:         img.clusterID,
+		scram:             img.scram,
 	}
 }
 
@@ -86,6 +89,7 @@ func (b *imageBuilder) build(offset int64) *Image {
 		nextProducerID:    b.nextProducerID,
 		lastProducerBlock: b.lastProducerBlock,
 		clusterID:         b.clusterID,
+		scram:             b.scram,
 	}
 }
 
@@ -118,6 +122,8 @@ func (b *imageBuilder) apply(r Record) error {
 		}
 		b.clusterID = r.ClusterID
 		return nil
+	case *UserScramCredentialRecord, *RemoveUserScramCredentialRecord:
+		return b.applyScram(r)
 	case nil:
 		return fmt.Errorf("nil record")
 	}

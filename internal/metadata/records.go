@@ -51,6 +51,10 @@ func (t RecordType) String() string {
 		return "BrokerRegistrationChangeRecord"
 	case ClusterIDRecordType:
 		return "ClusterIDRecord"
+	case UserScramCredentialRecordType:
+		return "UserScramCredentialRecord"
+	case RemoveUserScramCredentialRecordType:
+		return "RemoveUserScramCredentialRecord"
 	}
 	return fmt.Sprintf("RecordType(%d)", int8(t))
 }
@@ -226,6 +230,10 @@ func newRecord(t RecordType) (Record, bool) {
 		return &BrokerRegistrationChangeRecord{}, true
 	case ClusterIDRecordType:
 		return &ClusterIDRecord{}, true
+	case UserScramCredentialRecordType:
+		return &UserScramCredentialRecord{}, true
+	case RemoveUserScramCredentialRecordType:
+		return &RemoveUserScramCredentialRecord{}, true
 	}
 	return nil, false
 }

@@ -79,6 +79,8 @@ type Node struct {
 	ready        chan struct{}
 	// dirs tracks failed log dirs (dir_failure.go).
 	dirs dirFailures
+	// listenerSec is each listener's TLS and SASL (listener_security.go).
+	listenerSec map[string]listenerSecurity
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -100,6 +102,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: log, ready: make(chan struct{})}
+	if n.listenerSec, err = buildListenerSecurity(cfg, scramStore{n}); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			n.closeAll(false)
@@ -247,6 +252,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		n.replicas.Apply(img)
 		n.groups.ApplyImage(img)
 		n.applyConnectionQuotas(img)
+		n.applyListenerTLS(img)
 	})
 	initial := n.meta.Image()
 	if err := n.partitions.Apply(initial); err != nil {
@@ -277,11 +283,11 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		if slices.Contains(cfg.ControllerListenerNames, l.Name) {
 			continue // the metadata quorum's (raft) listener
 		}
-		lcs = append(lcs, server.ListenerConfig{
+		lcs = append(lcs, n.secure(server.ListenerConfig{
 			Name:             l.Name,
 			SecurityProtocol: l.SecurityProtocol,
 			Addr:             net.JoinHostPort(l.Host, strconv.Itoa(l.Port)),
-		})
+		}))
 	}
 	img := n.meta.Image()
 	quotas0 := cfg.ConnectionQuotas(img.BrokerConfig(strconv.Itoa(int(cfg.NodeID))), img.BrokerConfig(""))

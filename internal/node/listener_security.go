@@ -1,0 +1,139 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/security/mechanisms"
+	"github.com/vltava/vltava/internal/security/sasl"
+	"github.com/vltava/vltava/internal/security/sasl/scram"
+	"github.com/vltava/vltava/internal/security/tlsconf"
+	"github.com/vltava/vltava/internal/server"
+)
+
+// listenerSecurity is the TLS and SASL of one listener, built at start-up
+// from its security protocol and its (listener-prefixed) settings.
+type listenerSecurity struct {
+	tls  *tlsconf.Provider
+	sasl *server.SASLConfig
+}
+
+// buildListenerSecurity builds every listener's TLS and SASL before
+// anything is opened, so a listener that cannot be served as configured
+// (no key store, an unknown mechanism, a bad JAAS entry) stops start-up
+// with the listener and the reason.
+func buildListenerSecurity(cfg *config.Broker, store scram.CredentialStore) (map[string]listenerSecurity, error) {
+	out := map[string]listenerSecurity{}
+	var errs []error
+	for _, l := range cfg.Listeners {
+		sec, err := securityOf(cfg, l.Name, l.SecurityProtocol, store)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("listener %s (%s): %w", l.Name, l.SecurityProtocol, err))
+			continue
+		}
+		out[l.Name] = sec
+	}
+	return out, errors.Join(errs...)
+}
+
+func securityOf(cfg *config.Broker, listener, protocol string, store scram.CredentialStore, layers ...map[string]string) (listenerSecurity, error) {
+	var sec listenerSecurity
+	lookup := cfg.ListenerLookup(listener, "", layers...)
+	if protocol == "SSL" || protocol == "SASL_SSL" {
+		p, err := tlsconf.NewServer(tlsconf.Lookup(lookup))
+		if err != nil {
+			return sec, err
+		}
+		sec.tls = p
+	}
+	if protocol == "SASL_PLAINTEXT" || protocol == "SASL_SSL" {
+		sc := &server.SASLConfig{
+			FailedAuthenticationDelay: time.Duration(cfg.ConnectionFailedAuthenticationDelayMs) * time.Millisecond,
+		}
+		if v, ok := lookup("connections.max.reauth.ms"); ok {
+			ms, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || ms < 0 {
+				return sec, fmt.Errorf("connections.max.reauth.ms %q is not a non-negative number", v)
+			}
+			sc.MaxReauth = time.Duration(ms) * time.Millisecond
+		}
+		enabled, _ := lookup("sasl.enabled.mechanisms")
+		var names []string
+		for _, m := range strings.Split(enabled, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				names = append(names, m)
+			}
+		}
+		if len(names) == 0 {
+			return sec, errors.New("sasl.enabled.mechanisms is empty")
+		}
+		for _, name := range names {
+			m, err := mechanisms.Build(name, mechanisms.Lookup(cfg.ListenerLookup(listener, name, layers...)), mechanisms.Deps{Scram: store})
+			if err != nil {
+				return sec, fmt.Errorf("sasl.enabled.mechanisms: %s: %w", name, err)
+			}
+			sc.Mechanisms = append(sc.Mechanisms, m)
+		}
+		sec.sasl = sc
+	}
+	return sec, nil
+}
+
+// secure gives a listener its TLS and SASL.
+func (n *Node) secure(lc server.ListenerConfig) server.ListenerConfig {
+	if sec, ok := n.listenerSec[lc.Name]; ok {
+		lc.TLS, lc.SASL = sec.tls, sec.sasl
+	}
+	return lc
+}
+
+// applyListenerTLS follows dynamic ssl.* updates of this broker
+// (listener.name.<l>.ssl.keystore.location and the like, Kafka's
+// reconfigurable SSL configs): each TLS listener reloads its stores with
+// the dynamic configs laid over the static ones; a change that does not
+// load is logged and the stores in force stay (the controller has already
+// validated the values as configs).
+func (n *Node) applyListenerTLS(img *metadata.Image) {
+	perBroker := img.BrokerConfig(strconv.Itoa(int(n.cfg.NodeID)))
+	cluster := img.BrokerConfig("")
+	for name, sec := range n.listenerSec {
+		if sec.tls == nil {
+			continue
+		}
+		lookup := n.cfg.ListenerLookup(name, "", cluster, perBroker)
+		if !sec.tlsSettingsChanged(lookup) {
+			continue
+		}
+		if err := sec.tls.Update(tlsconf.Lookup(lookup)); err != nil {
+			n.log.Warn("dynamic TLS update not applied", "listener", name, "err", err)
+			continue
+		}
+		n.log.Info("TLS key and trust stores reloaded", "listener", name)
+	}
+}
+
+func (s listenerSecurity) tlsSettingsChanged(lookup func(string) (string, bool)) bool {
+	return tlsconf.ReadSettings(tlsconf.Lookup(lookup)).String() != s.tls.Settings().String()
+}
+
+// scramStore reads SCRAM credentials from the node's current metadata
+// image.
+type scramStore struct{ n *Node }
+
+func (s scramStore) ScramCredential(user string, mechanism int8) (scram.Credential, bool) {
+	if s.n.meta == nil {
+		return scram.Credential{}, false
+	}
+	c, ok := s.n.meta.Image().ScramCredential(user, mechanism)
+	if !ok {
+		return scram.Credential{}, false
+	}
+	return scram.Credential{Salt: c.Salt, Iterations: c.Iterations, StoredKey: c.StoredKey, ServerKey: c.ServerKey}, true
+}
+
+var _ sasl.Mechanism = (*scram.Mechanism)(nil)
