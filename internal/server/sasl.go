@@ -168,7 +168,7 @@ func (s *SASLSession) Authenticate(ctx context.Context, token []byte) (reply []b
 			}
 		}
 		msg := strings.TrimPrefix(err.Error(), sasl.ErrAuthentication.Error()+": ")
-		return nil, false, 0, &saslError{kerr.SaslAuthenticationFailed, "Authentication failed with SASL mechanism " + s.mech.Name() + ": " + msg}
+		return nil, false, 0, &saslError{kerr.SaslAuthenticationFailed, msg}
 	}
 	if done {
 		lifetime = s.lifetime()

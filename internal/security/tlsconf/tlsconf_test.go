@@ -26,13 +26,20 @@ func handshake(t *testing.T, srv *Provider, client *tls.Config) (tls.ConnectionS
 	errc := make(chan error, 1)
 	sc := tls.Server(a, srv.Config())
 	go func() {
-		errc <- tls.Client(b, client).Handshake()
+		cc := tls.Client(b, client)
+		err := cc.Handshake()
+		if err == nil {
+			// Read what the server sends next (an alert refusing
+			// the client's certificate, or the close): the pipe does
+			// not buffer, so the server's write waits for this.
+			_, _ = cc.Read(make([]byte, 1))
+		}
+		errc <- err
 	}()
 	a.SetDeadline(time.Now().Add(5 * time.Second))
 	serr := sc.Handshake()
-	if serr != nil {
-		a.Close()
-	}
+	st := sc.ConnectionState()
+	a.Close()
 	cerr := <-errc
 	if serr != nil {
 		return tls.ConnectionState{}, serr
@@ -40,7 +47,7 @@ func handshake(t *testing.T, srv *Provider, client *tls.Config) (tls.ConnectionS
 	if cerr != nil {
 		return tls.ConnectionState{}, cerr
 	}
-	return sc.ConnectionState(), nil
+	return st, nil
 }
 
 // TestKeyStoreTypes: the broker's key store as a PEM file, inline PEM,
