@@ -36,9 +36,9 @@ type Broker struct {
 	// ConnectionFailedAuthenticationDelayMs delays the answer to a failed
 	// SASL authentication (KIP-306).
 	ConnectionFailedAuthenticationDelayMs int32 `config:"connection.failed.authentication.delay.ms"`
-	MaxConnections              int32
-	MaxConnectionsPerIP         int32
-	MaxConnectionCreationRate   int32
+	MaxConnections                        int32
+	MaxConnectionsPerIP                   int32
+	MaxConnectionCreationRate             int32
 	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
 	// own limit. The four connection quotas above are the static values;
 	// ConnectionQuotas gives the ones in effect with the dynamic configs.

@@ -91,19 +91,19 @@ var keyStatus = map[string]Support{
 	"eligible.leader.replicas.enable":                 defaultOnly("eligible leader replicas (KIP-966) are not supported"),
 
 	// Network.
-	"early.start.listeners":                     defaultOnly(whyAuthorizer),
-	"socket.listen.backlog.size":                defaultOnly("the accept backlog is the operating system's (Go's net package sets it from somaxconn)"),
-	"socket.connection.setup.timeout.ms":        defaultOnly(whyOutbound),
-	"socket.connection.setup.timeout.max.ms":    defaultOnly(whyOutbound),
-	"queued.max.requests":                       defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
-	"queued.max.request.bytes":                  defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
-	"num.network.threads":                       defaultOnly(whyThreads),
-	"num.io.threads":                            defaultOnly(whyThreads),
-	"background.threads":                        defaultOnly(whyThreads),
-	"max.request.partition.size.limit":          defaultOnly("no request is limited in the partitions it may name"),
+	"early.start.listeners":                  defaultOnly(whyAuthorizer),
+	"socket.listen.backlog.size":             defaultOnly("the accept backlog is the operating system's (Go's net package sets it from somaxconn)"),
+	"socket.connection.setup.timeout.ms":     defaultOnly(whyOutbound),
+	"socket.connection.setup.timeout.max.ms": defaultOnly(whyOutbound),
+	"queued.max.requests":                    defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
+	"queued.max.request.bytes":               defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
+	"num.network.threads":                    defaultOnly(whyThreads),
+	"num.io.threads":                         defaultOnly(whyThreads),
+	"background.threads":                     defaultOnly(whyThreads),
+	"max.request.partition.size.limit":       defaultOnly("no request is limited in the partitions it may name"),
 
 	// Security.
-	"authorizer.class.name":                 defaultOnly(whyAuthorizer),
+	"authorizer.class.name": defaultOnly(whyAuthorizer),
 	// The ssl.* key and trust stores are reloaded when changed per listener
 	// (listener.name.<l>.ssl.keystore.location and the like), as Kafka's
 	// SslConfigs.RECONFIGURABLE_CONFIGS.

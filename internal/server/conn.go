@@ -34,7 +34,7 @@ type conn struct {
 	lcfg   ListenerConfig
 	info   ConnInfo
 	// sasl is the connection's SASL state on SASL_* listeners.
-	sasl *SASLSession
+	sasl   *SASLSession
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc

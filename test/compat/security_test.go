@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"fmt"
-	"path/filepath"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +221,112 @@ func TestFranzAuthenticationFailures(t *testing.T) {
 		kgo.SASL(scram.Auth{User: sb.scramUser, Pass: sb.scramPass}.AsSha256Mechanism()))
 }
 
-var _ = filepath.Join
+// pythonRoundTrip runs secure_roundtrip.py with lib and cfg and checks the
+// values it read back.
+func pythonRoundTrip(t *testing.T, sb *secureBroker, lib string, cfg map[string]any) {
+	t.Helper()
+	topic := uniqueTopic(t)
+	createTopic(t, newAdmin(t, sb.Broker), topic, 1, nil)
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	var res struct {
+		Received []string `json:"received"`
+	}
+	runPythonScript(t, 120*time.Second, &res, "secure_roundtrip.py", lib, string(raw), topic, strconv.Itoa(n))
+	if len(res.Received) != n {
+		t.Fatalf("%s read %d values, want %d: %v", lib, len(res.Received), n, res.Received)
+	}
+	for i, v := range res.Received {
+		if want := fmt.Sprintf("secure-%d", i); v != want {
+			t.Fatalf("%s value %d = %q, want %q", lib, i, v, want)
+		}
+	}
+}
+
+// TestKafkaPythonSecure: kafka-python (Debian python3-kafka 2.0, which
+// sends SaslHandshake v0 and raw tokens) over SASL_SSL with SCRAM-SHA-512
+// and with PLAIN, and over SSL with a client certificate.
+func TestKafkaPythonSecure(t *testing.T) {
+	requirePythonModule(t, "kafka", "python3-kafka")
+	sb := startSecureBroker(t)
+	tlsOpts := map[string]any{"ssl_cafile": sb.caFile, "ssl_check_hostname": true}
+	with := func(m map[string]any) map[string]any {
+		for k, v := range tlsOpts {
+			m[k] = v
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]any
+	}{
+		{"SASL_SSL SCRAM-SHA-512", with(map[string]any{"bootstrap_servers": sb.saslSSL, "security_protocol": "SASL_SSL",
+			"sasl_mechanism": "SCRAM-SHA-512", "sasl_plain_username": sb.scramUser, "sasl_plain_password": sb.scramPass})},
+		{"SASL_SSL PLAIN", with(map[string]any{"bootstrap_servers": sb.saslSSL, "security_protocol": "SASL_SSL",
+			"sasl_mechanism": "PLAIN", "sasl_plain_username": sb.plainUser, "sasl_plain_password": sb.plainPass})},
+		{"SSL with a client certificate", with(map[string]any{"bootstrap_servers": sb.ssl, "security_protocol": "SSL",
+			"ssl_certfile": sb.clientCert, "ssl_keyfile": sb.clientKey})},
+	} {
+		t.Run(tc.name, func(t *testing.T) { pythonRoundTrip(t, sb, "kafka-python", tc.cfg) })
+	}
+}
+
+// TestLibrdkafkaSecure: librdkafka through confluent-kafka over SASL_SSL
+// with SCRAM-SHA-256 and over SSL with a client certificate (mTLS), with
+// librdkafka's own property names.
+func TestLibrdkafkaSecure(t *testing.T) {
+	requirePythonModule(t, "confluent_kafka", "python3-confluent-kafka")
+	sb := startSecureBroker(t)
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]any
+	}{
+		{"SASL_SSL SCRAM-SHA-256", map[string]any{"bootstrap.servers": sb.saslSSL, "security.protocol": "SASL_SSL",
+			"sasl.mechanism": "SCRAM-SHA-256", "sasl.username": sb.scramUser, "sasl.password": sb.scramPass,
+			"ssl.ca.location": sb.caFile}},
+		{"SSL with a client certificate", map[string]any{"bootstrap.servers": sb.ssl, "security.protocol": "SSL",
+			"ssl.ca.location": sb.caFile, "ssl.certificate.location": sb.clientCert, "ssl.key.location": sb.clientKey}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { pythonRoundTrip(t, sb, "confluent", tc.cfg) })
+	}
+}
+
+// TestKcatSecure: kcat (librdkafka) produces and consumes over SASL_SSL
+// with SCRAM-SHA-256 and over SSL with a client certificate.
+func TestKcatSecure(t *testing.T) {
+	kcat := requireTool(t, "kcat")
+	sb := startSecureBroker(t)
+	for _, tc := range []struct {
+		name  string
+		props []string
+	}{
+		{"SASL_SSL SCRAM-SHA-256", []string{"-b", sb.saslSSL, "-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanism=SCRAM-SHA-256",
+			"-X", "sasl.username=" + sb.scramUser, "-X", "sasl.password=" + sb.scramPass, "-X", "ssl.ca.location=" + sb.caFile}},
+		{"SSL with a client certificate", []string{"-b", sb.ssl, "-X", "security.protocol=SSL", "-X", "ssl.ca.location=" + sb.caFile,
+			"-X", "ssl.certificate.location=" + sb.clientCert, "-X", "ssl.key.location=" + sb.clientKey}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topic := uniqueTopic(t)
+			createTopic(t, newAdmin(t, sb.Broker), topic, 1, nil)
+			in := "one\ntwo\nthree\n"
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			prod := exec.CommandContext(ctx, kcat, append(tc.props, "-P", "-t", topic)...)
+			prod.Stdin = strings.NewReader(in)
+			if out, err := prod.CombinedOutput(); err != nil {
+				t.Fatalf("kcat -P: %v\n%s", err, out)
+			}
+			cons := exec.CommandContext(ctx, kcat, append(tc.props, "-C", "-t", topic, "-o", "beginning", "-c", "3", "-e")...)
+			out, err := cons.Output()
+			if err != nil {
+				t.Fatalf("kcat -C: %v\n%s", err, out)
+			}
+			if string(out) != in {
+				t.Errorf("kcat read %q, want %q", out, in)
+			}
+		})
+	}
+}

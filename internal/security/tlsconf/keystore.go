@@ -269,4 +269,3 @@ func certificate(key crypto.PrivateKey, chain []*x509.Certificate) (tls.Certific
 	}
 	return c, nil
 }
-

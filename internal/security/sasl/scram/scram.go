@@ -13,8 +13,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"hash"
+	"strings"
 	"time"
 
 	xscram "github.com/xdg-go/scram"
@@ -142,7 +145,6 @@ func New(name string, store CredentialStore) (*Mechanism, error) {
 // Name implements sasl.Mechanism.
 func (m *Mechanism) Name() string { return m.name }
 
-
 // Start implements sasl.Mechanism.
 func (m *Mechanism) Start(sasl.ConnInfo) (sasl.Exchange, error) {
 	_, gen := hashFor(m.typ)
@@ -151,12 +153,12 @@ func (m *Mechanism) Start(sasl.ConnInfo) (sasl.Exchange, error) {
 		c, ok := m.store.ScramCredential(user, m.typ)
 		if !ok {
 			// Kafka answers an unknown user like a wrong password;
-			// a fake credential makes the proof check fail the same
-			// way, after the same work.
+			// a made-up credential makes the proof check fail the
+			// same way, after the same work.
 			e.unknown = true
-			fake, _ := NewCredential(m.typ, "", []byte(user), MinIterations)
-			c = fake
+			c, _ = NewCredential(m.typ, "", []byte(user), MinIterations)
 		}
+		e.cred = c
 		return xscram.StoredCredentials{
 			KeyFactors: xscram.KeyFactors{Salt: string(c.Salt), Iters: int(c.Iterations)},
 			StoredKey:  c.StoredKey, ServerKey: c.ServerKey,
@@ -169,30 +171,123 @@ func (m *Mechanism) Start(sasl.ConnInfo) (sasl.Exchange, error) {
 	return e, nil
 }
 
+// exchange runs the client-first step on xdg-go/scram (parsing, the
+// credential lookup, the server nonce) and checks the client-final message
+// itself, as Kafka's ScramSaslServer does: the client's nonce must end with
+// the server-first nonce (librdkafka sends the client nonce in front of the
+// whole server nonce, which Kafka accepts), and the proof must verify
+// against the stored key over the messages as sent.
 type exchange struct {
 	m       *Mechanism
 	conv    *xscram.ServerConversation
+	cred    Credential
 	unknown bool
+
+	step        int
+	gs2Header   string
+	clientFirst string // client-first-message-bare
+	serverFirst string
+	serverNonce string
+	user        string
+}
+
+// errInvalid is the one failure of every SCRAM step: it must not tell an
+// unknown user from a wrong password.
+func (e *exchange) errInvalid() error {
+	return fmt.Errorf("%w: Authentication failed during authentication due to invalid credentials with SASL mechanism %s", sasl.ErrAuthentication, e.m.name)
 }
 
 // Next runs one step: client-first → server-first, client-final →
 // server-final.
 func (e *exchange) Next(_ context.Context, token []byte) ([]byte, bool, error) {
-	reply, err := e.conv.Step(string(token))
-	if err != nil || (e.conv.Done() && (!e.conv.Valid() || e.unknown)) {
-		// One message for every failure, as Kafka's: it must not tell
-		// an unknown user from a wrong password.
-		return nil, false, fmt.Errorf("%w: Authentication failed during authentication due to invalid credentials with SASL mechanism %s", sasl.ErrAuthentication, e.m.name)
-	}
-	if e.conv.Done() {
+	e.step++
+	switch e.step {
+	case 1:
+		c1 := string(token)
+		reply, err := e.conv.Step(c1)
+		if err != nil {
+			return nil, false, e.errInvalid()
+		}
+		// gs2-header is everything up to the second comma.
+		i := strings.IndexByte(c1, ',')
+		j := -1
+		if i >= 0 {
+			j = strings.IndexByte(c1[i+1:], ',')
+		}
+		if j < 0 {
+			return nil, false, e.errInvalid()
+		}
+		e.gs2Header, e.clientFirst = c1[:i+j+2], c1[i+j+2:]
 		if a := e.conv.AuthzID(); a != "" && a != e.conv.Username() {
 			return nil, false, fmt.Errorf("%w: Authentication failed: Client requested an authorization id that is different from username", sasl.ErrAuthentication)
 		}
-		return []byte(reply), true, nil
+		e.user = e.conv.Username()
+		e.serverFirst = reply
+		nonce, ok := strings.CutPrefix(reply, "r=")
+		if !ok {
+			return nil, false, e.errInvalid()
+		}
+		e.serverNonce, _, _ = strings.Cut(nonce, ",")
+		return []byte(reply), false, nil
+	case 2:
+		sig, err := e.verifyFinal(string(token))
+		if err != nil || e.unknown {
+			return nil, false, e.errInvalid()
+		}
+		return []byte("v=" + base64.StdEncoding.EncodeToString(sig)), true, nil
 	}
-	return []byte(reply), false, nil
+	return nil, false, e.errInvalid()
 }
 
-func (e *exchange) Principal() security.Principal { return security.User(e.conv.Username()) }
-func (e *exchange) Lifetime() time.Duration       { return 0 }
+// verifyFinal checks client-final-message ("c=...,r=...,p=...") and returns
+// the server signature.
+func (e *exchange) verifyFinal(c2 string) ([]byte, error) {
+	i := strings.LastIndex(c2, ",p=")
+	if i < 0 {
+		return nil, errors.New("no proof")
+	}
+	withoutProof, proofB64 := c2[:i], c2[i+3:]
+	var cbind, nonce string
+	for _, attr := range strings.Split(withoutProof, ",") {
+		switch {
+		case strings.HasPrefix(attr, "c="):
+			cbind = attr[2:]
+		case strings.HasPrefix(attr, "r="):
+			nonce = attr[2:]
+		}
+	}
+	if cbind != base64.StdEncoding.EncodeToString([]byte(e.gs2Header)) {
+		return nil, errors.New("channel binding mismatch")
+	}
+	if !strings.HasSuffix(nonce, e.serverNonce) || e.serverNonce == "" {
+		return nil, errors.New("nonce mismatch")
+	}
+	proof, err := base64.StdEncoding.DecodeString(proofB64)
+	if err != nil {
+		return nil, err
+	}
+	h, _ := hashFor(e.m.typ)
+	authMessage := e.clientFirst + "," + e.serverFirst + "," + withoutProof
+	mac := func(key []byte, msg string) []byte {
+		m := hmac.New(h, key)
+		m.Write([]byte(msg))
+		return m.Sum(nil)
+	}
+	clientSig := mac(e.cred.StoredKey, authMessage)
+	if len(proof) != len(clientSig) {
+		return nil, errors.New("proof length")
+	}
+	clientKey := make([]byte, len(proof))
+	for k := range proof {
+		clientKey[k] = proof[k] ^ clientSig[k]
+	}
+	stored := h()
+	stored.Write(clientKey)
+	if !hmac.Equal(stored.Sum(nil), e.cred.StoredKey) {
+		return nil, errors.New("invalid proof")
+	}
+	return mac(e.cred.ServerKey, authMessage), nil
+}
 
+func (e *exchange) Principal() security.Principal { return security.User(e.user) }
+func (e *exchange) Lifetime() time.Duration       { return 0 }
