@@ -29,17 +29,15 @@ import (
 // enabled, and SCRAM users created through AlterUserScramCredentials.
 type secureBroker struct {
 	*Broker
-	dir                           string
-	ca                            *certs.CA
-	ssl, saslSSL, saslPlain       string // addresses
-	caFile                        string
-	clientCert, clientKey         string // alice's certificate (CN=alice,OU=ServiceUsers,O=Acme) and key
-	clientKeystore                string // the same as a PEM key store
-	clientP12                     string
-	plainUser, plainPass          string
-	scramUser, scramPass          string
-	serverP12, serverP12Password  string
-	serverJKS, serverJKSPasswords string
+	dir                     string
+	ca                      *certs.CA
+	ssl, saslSSL, saslPlain string // addresses
+	caFile                  string
+	clientCert, clientKey   string // alice's certificate (CN=alice,OU=ServiceUsers,O=Acme) and key
+	clientKeystore          string // the same as a PEM key store
+	clientP12               string
+	plainUser, plainPass    string
+	scramUser, scramPass    string
 }
 
 const (
