@@ -138,6 +138,9 @@ func envFor(cmd *cobra.Command) (*env, error) {
 		}
 	}
 	e.props = props
+	if _, err := props.securitySettings(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -164,7 +167,7 @@ func (e *env) seeds() []string {
 // clientOpts are the kgo options every command starts from: seeds, client
 // id and timeouts bounded so that nothing hangs on a dead cluster.
 func (e *env) clientOpts() []kgo.Opt {
-	return []kgo.Opt{
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(e.seeds()...),
 		kgo.ClientID(e.props.clientID),
 		kgo.DialTimeout(e.props.dialTimeout),
@@ -172,11 +175,20 @@ func (e *env) clientOpts() []kgo.Opt {
 		kgo.RetryTimeout(e.props.requestTimeout),
 		kgo.MetadataMinAge(250 * time.Millisecond),
 	}
+	// security.protocol, ssl.* and sasl.* from --command-config (or a
+	// producer/consumer config): validated by envFor and connect.
+	if sec, err := e.props.securitySettings(); err == nil {
+		opts = append(opts, sec.KgoOpts()...)
+	}
+	return opts
 }
 
 // connect builds a client with extra options and checks that the cluster
 // answers, so an unreachable bootstrap fails fast with a clear message.
 func (e *env) connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, *kadm.Client, error) {
+	if _, err := e.props.securitySettings(); err != nil {
+		return nil, nil, err
+	}
 	cl, err := kgo.NewClient(append(e.clientOpts(), extra...)...)
 	if err != nil {
 		return nil, nil, err
