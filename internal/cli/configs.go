@@ -24,6 +24,9 @@ type configResource struct {
 	broker         int32
 	brokerDefaults bool
 	group          string
+	// user is --entity-type users: its SCRAM credentials
+	// (configs_users.go).
+	user string
 }
 
 func topicResource(name string) configResource { return configResource{topic: name, broker: -1} }
@@ -34,6 +37,8 @@ func (r configResource) String() string {
 		return fmt.Sprintf("topic %q", r.topic)
 	case r.group != "":
 		return fmt.Sprintf("group %q", r.group)
+	case r.user != "":
+		return fmt.Sprintf("user-principal '%s'", r.user)
 	case r.brokerDefaults:
 		return "broker defaults"
 	default:
@@ -134,6 +139,7 @@ type resourceFlags struct {
 	broker         int32
 	brokerDefaults bool
 	group          string
+	user           string
 
 	entityType, entityName string
 	entityDefault          bool
@@ -144,7 +150,7 @@ func (f *resourceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Int32Var(&f.broker, "broker", -1, "broker id whose configs to use")
 	cmd.Flags().BoolVar(&f.brokerDefaults, "broker-defaults", false, "use the cluster-wide broker defaults")
 	cmd.Flags().StringVar(&f.group, "group", "", "consumer group whose configs (KIP-848) to use; it need not exist yet")
-	cmd.Flags().StringVar(&f.entityType, "entity-type", "", "Kafka's entity type: topics, brokers or groups")
+	cmd.Flags().StringVar(&f.entityType, "entity-type", "", "Kafka's entity type: topics, brokers, groups or users")
 	cmd.Flags().StringVar(&f.entityName, "entity-name", "", "Kafka's entity name: the topic, broker id or group")
 	cmd.Flags().BoolVar(&f.entityDefault, "entity-default", false, "Kafka's default entity (with --entity-type brokers: the broker defaults)")
 }
@@ -174,6 +180,11 @@ func (f *resourceFlags) fromEntity() error {
 			return errors.New("--entity-type groups has no default entity")
 		}
 		f.group = f.entityName
+	case "users":
+		if f.entityDefault {
+			return errors.New("--entity-type users --entity-default: SCRAM credentials belong to a named user")
+		}
+		f.user = f.entityName
 	case "brokers":
 		if f.entityDefault {
 			f.brokerDefaults = true
@@ -185,7 +196,7 @@ func (f *resourceFlags) fromEntity() error {
 		}
 		f.broker = int32(n)
 	default:
-		return fmt.Errorf("--entity-type %q is not supported: use topics, brokers or groups", f.entityType)
+		return fmt.Errorf("--entity-type %q is not supported: use topics, brokers, groups or users", f.entityType)
 	}
 	return nil
 }
@@ -207,10 +218,13 @@ func (f *resourceFlags) resource() (configResource, error) {
 	if f.group != "" {
 		n++
 	}
+	if f.user != "" {
+		n++
+	}
 	if n != 1 {
 		return configResource{}, errors.New("give exactly one of --topic, --broker, --broker-defaults or --group")
 	}
-	return configResource{topic: f.topic, broker: f.broker, brokerDefaults: f.brokerDefaults, group: f.group}, nil
+	return configResource{topic: f.topic, broker: f.broker, brokerDefaults: f.brokerDefaults, group: f.group, user: f.user}, nil
 }
 
 // configEntry is one row of `configs describe`.
@@ -242,6 +256,9 @@ func newConfigsDescribeCommand() *cobra.Command {
 			cl, adm, err := in.cluster(in.ctx)
 			if err != nil {
 				return err
+			}
+			if res.user != "" {
+				return describeUserScram(in, adm, res.user)
 			}
 			rc, err := res.describe(in.ctx, cl, adm)
 			if err != nil {
@@ -351,7 +368,12 @@ func newConfigsAlterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := alterConfigs(in.ctx, cl, adm, res, kvs, dels); err != nil {
+			if res.user != "" {
+				err = alterUserScram(in.ctx, adm, res.user, kvs, dels)
+			} else {
+				err = alterConfigs(in.ctx, cl, adm, res, kvs, dels)
+			}
+			if err != nil {
 				return err
 			}
 			if in.json {

@@ -146,6 +146,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		ValidateGroupConfigs:     func(c map[string]string) error { return config.ValidateGroupConfigs(cfg, c) },
 		UncleanLeaderElection:    cfg.UncleanLeaderElectionEnable,
 		DeleteTopicDisabled:      !cfg.DeleteTopicEnable,
+		BootstrapRecords:         func() ([]metadata.Record, error) { return metadata.ReadBootstrapRecords(raftDir(cfg)) },
 		Logger:                   log.With("component", "controller"),
 	})
 	if isController(cfg) {
