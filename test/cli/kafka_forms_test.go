@@ -197,7 +197,7 @@ func TestKafkaConfigsForm(t *testing.T) {
 		t.Errorf("broker entity: %q", out)
 	}
 	ok(t, b, "", "configs", "describe", "--entity-type", "brokers", "--entity-default")
-	if stderr := fails(t, b, "", "configs", "describe", "--entity-type", "users", "--entity-name", "u"); !strings.Contains(stderr, `--entity-type "users" is not supported`) {
+	if stderr := fails(t, b, "", "configs", "describe", "--entity-type", "clients", "--entity-name", "u"); !strings.Contains(stderr, `--entity-type "clients" is not supported`) {
 		t.Errorf("unsupported entity type: %q", stderr)
 	}
 }
