@@ -177,10 +177,15 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		// look when no leader is known.
 		voters, bootstrap, leaderAddr = nil, bootstrapServers(cfg), n.meta.LeaderAddr
 	}
+	ctrlSec, err := controllerSecurity(cfg) // interbroker_security.go
+	if err != nil {
+		return nil, err
+	}
 	n.channel = controller.NewClient(controller.ClientOptions{
 		NodeID: cfg.NodeID, Quorum: n.meta, Active: n.active, Controller: n.controller,
 		Voters: voters, BootstrapServers: bootstrap, LeaderAddr: leaderAddr,
-		Logger: log.With("component", "controller-channel"),
+		Security: ctrlSec,
+		Logger:   log.With("component", "controller-channel"),
 	})
 	if !isBroker(cfg) {
 		if err := n.startControllerOnly(); err != nil {
@@ -227,9 +232,14 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	// handler, the follower side by the fetchers; the limits follow the
 	// dynamic broker configs of each image.
 	quotas := replication.NewQuotas()
+	ibSec, err := interBrokerSecurity(cfg) // interbroker_security.go
+	if err != nil {
+		return nil, err
+	}
 	n.replicas = replication.NewManager(replication.Options{
 		NodeID: cfg.NodeID, Config: cfg, Partitions: n.partitions, Quotas: quotas,
-		Logger: log.With("component", "replication"),
+		Security: ibSec,
+		Logger:   log.With("component", "replication"),
 	})
 	n.groups = group.NewCoordinator(group.Options{
 		Config: groupCfg,
@@ -431,7 +441,9 @@ func (n *Node) serveControllerAPIs(b *broker.Broker) error {
 		proto = "PLAINTEXT"
 	}
 	ln := n.meta.ControllerListener()
-	if err := n.quorumServer.Serve(ln, server.ListenerConfig{Name: name, SecurityProtocol: proto}); err != nil {
+	// TLS, if any, is the quorum port's (quorum.QuorumTLS); SASL
+	// authenticates the Kafka-protocol connections.
+	if err := n.quorumServer.Serve(ln, server.ListenerConfig{Name: name, SecurityProtocol: proto, SASL: n.listenerSec[name].sasl}); err != nil {
 		return err
 	}
 	n.log.Info("serving controller APIs on the quorum port", "listener", name, "addr", ln.Addr().String())
@@ -520,6 +532,10 @@ func openQuorum(cfg *config.Broker, mode quorumMode, mp metadata.MetaProperties,
 		Voter:  isController(cfg),
 		Voters: quorumVoters(cfg),
 		Logger: log,
+	}
+	var err error
+	if rc.TLS, err = quorumTLS(cfg); err != nil { // interbroker_security.go
+		return nil, err
 	}
 	var ctrlListener *config.Listener
 	for _, l := range cfg.Listeners {

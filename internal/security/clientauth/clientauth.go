@@ -103,8 +103,12 @@ func New(lookup func(string) (string, bool), protocol, mechanism string) (*Secur
 	return s, nil
 }
 
-// tlsFor returns the TLS configuration for a connection to addr.
-func (s *Security) tlsFor(addr string) *tls.Config {
+// TLSFor returns the TLS configuration for a connection to addr (nil
+// without TLS).
+func (s *Security) TLSFor(addr string) *tls.Config {
+	if s.TLS == nil {
+		return nil
+	}
 	cfg := s.TLS.Clone()
 	if s.checkHost {
 		host, _, err := net.SplitHostPort(addr)

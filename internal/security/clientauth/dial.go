@@ -21,6 +21,9 @@ import (
 // Conn is an established, authenticated connection.
 type Conn struct {
 	net.Conn
+	// Raw is the TCP connection under TLS (Conn itself without TLS), for
+	// socket options.
+	Raw net.Conn
 	// Expires is when the SASL session ends (KIP-368), zero for none: the
 	// owner reconnects before it.
 	Expires time.Time
@@ -30,9 +33,9 @@ type Conn struct {
 // lifetime, the margin Kafka's clients re-authenticate in.
 func (c *Conn) Expired() bool { return !c.Expires.IsZero() && time.Now().After(c.Expires) }
 
-// Dial connects to addr: TCP, then preamble (the quorum port's routing
-// byte, sent before TLS), the TLS handshake, and the SASL exchange, all
-// within timeout.
+// Dial connects to addr: TCP, the TLS handshake, then preamble (the quorum
+// port's routing byte, the first byte inside TLS), and the SASL exchange,
+// all within timeout.
 func (s *Security) Dial(ctx context.Context, addr, clientID string, preamble []byte, timeout time.Duration) (*Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -49,18 +52,18 @@ func (s *Security) Dial(ctx context.Context, addr, clientID string, preamble []b
 	}()
 	deadline, _ := ctx.Deadline()
 	raw.SetDeadline(deadline)
-	if len(preamble) > 0 {
-		if _, err := raw.Write(preamble); err != nil {
-			return nil, err
-		}
-	}
-	c := &Conn{Conn: raw}
+	c := &Conn{Conn: raw, Raw: raw}
 	if s.TLS != nil {
-		tc := tls.Client(raw, s.tlsFor(addr))
+		tc := tls.Client(raw, s.TLSFor(addr))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
 		}
 		c.Conn = tc
+	}
+	if len(preamble) > 0 {
+		if _, err := c.Conn.Write(preamble); err != nil {
+			return nil, err
+		}
 	}
 	if s.Mechanism != "" {
 		life, err := s.authenticate(c.Conn, clientID)
