@@ -119,7 +119,10 @@ func TestScramCredentialDerivation(t *testing.T) {
 		t.Fatal(err)
 	}
 	client, _ := xscram.SHA256.NewClient("u", "pw", "")
-	kf := client.GetStoredCredentials(xscram.KeyFactors{Salt: string(salt), Iters: 4096})
+	kf, err := client.GetStoredCredentialsWithError(xscram.KeyFactors{Salt: string(salt), Iters: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if string(kf.StoredKey) != string(c.StoredKey) || string(kf.ServerKey) != string(c.ServerKey) {
 		t.Error("derived keys differ from the library's")
 	}
