@@ -167,7 +167,18 @@ func (e *env) seeds() []string {
 // clientOpts are the kgo options every command starts from: seeds, client
 // id and timeouts bounded so that nothing hangs on a dead cluster.
 func (e *env) clientOpts() []kgo.Opt {
-	opts := []kgo.Opt{
+	opts := e.baseClientOpts()
+	// security.protocol, ssl.* and sasl.* from --command-config (or a
+	// producer/consumer config): validated by envFor and connect.
+	if sec, err := e.props.securitySettings(); err == nil {
+		opts = append(opts, sec.KgoOpts()...)
+	}
+	return opts
+}
+
+// baseClientOpts are clientOpts without the security settings.
+func (e *env) baseClientOpts() []kgo.Opt {
+	return []kgo.Opt{
 		kgo.SeedBrokers(e.seeds()...),
 		kgo.ClientID(e.props.clientID),
 		kgo.DialTimeout(e.props.dialTimeout),
@@ -175,12 +186,6 @@ func (e *env) clientOpts() []kgo.Opt {
 		kgo.RetryTimeout(e.props.requestTimeout),
 		kgo.MetadataMinAge(250 * time.Millisecond),
 	}
-	// security.protocol, ssl.* and sasl.* from --command-config (or a
-	// producer/consumer config): validated by envFor and connect.
-	if sec, err := e.props.securitySettings(); err == nil {
-		opts = append(opts, sec.KgoOpts()...)
-	}
-	return opts
 }
 
 // connect builds a client with extra options and checks that the cluster

@@ -328,3 +328,42 @@ func TestKcatSecure(t *testing.T) {
 		})
 	}
 }
+
+// TestDynamicKeystoreUpdate: a per-listener key store changed with
+// IncrementalAlterConfigs (listener.name.sasl_ssl.ssl.keystore.*, Kafka's
+// reconfigurable SSL configs) is served to new connections without a
+// restart.
+func TestDynamicKeystoreUpdate(t *testing.T) {
+	sb := startSecureBroker(t)
+	ca2 := certs.NewCA(t, "second-ca")
+	ks2, _, _ := ca2.Server(t).WritePEM(t, sb.dir, "broker2", ca2)
+	adm := newAdmin(t, sb.Broker)
+	ctx := testContext(t, 30*time.Second)
+	set := func(k, v string) kadm.AlterConfig { return kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v} }
+	res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
+		set("listener.name.sasl_ssl.ssl.keystore.type", "PEM"),
+		set("listener.name.sasl_ssl.ssl.keystore.location", ks2),
+	}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("AlterConfigs: %v %s", r.Err, r.ErrMessage)
+		}
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca2.PEM)
+	eventually(t, 20*time.Second, func() error {
+		c, err := tls.Dial("tcp", sb.saslSSL, &tls.Config{RootCAs: pool, ServerName: "localhost"})
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	})
+	// The SSL listener keeps its own key store.
+	if c, err := tls.Dial("tcp", sb.ssl, &tls.Config{RootCAs: pool, ServerName: "localhost"}); err == nil {
+		c.Close()
+		t.Error("the SSL listener serves the SASL_SSL listener's new certificate")
+	}
+}

@@ -10,14 +10,28 @@ import (
 func (s *Security) KgoOpts() []kgo.Opt {
 	var opts []kgo.Opt
 	if s.TLS != nil {
+		opts = append(opts, s.kgoTLS())
+	}
+	return append(opts, s.KgoSASLOpts()...)
+}
+
+// kgoTLS is the TLS option.
+func (s *Security) kgoTLS() kgo.Opt {
+	{
 		cfg := s.TLS.Clone()
 		if !s.checkHost {
 			// franz-go sets ServerName from the host; the chain is
 			// still verified by VerifyPeerCertificate.
 			cfg.InsecureSkipVerify = true
 		}
-		opts = append(opts, kgo.DialTLSConfig(cfg))
+		return kgo.DialTLSConfig(cfg)
 	}
+}
+
+// KgoSASLOpts is the SASL option alone (for a client with a dialer of its
+// own, which does the TLS: TLSFor).
+func (s *Security) KgoSASLOpts() []kgo.Opt {
+	var opts []kgo.Opt
 	switch s.Mechanism {
 	case "PLAIN":
 		opts = append(opts, kgo.SASL(plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism()))
