@@ -1,0 +1,62 @@
+package node
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/security/sasl/scram"
+)
+
+type noScram struct{}
+
+func (noScram) ScramCredential(string, int8) (scram.Credential, bool) { return scram.Credential{}, false }
+
+// TestListenerSecurityRefusals: a listener that cannot be served as
+// configured stops start-up with the listener and the reason.
+func TestListenerSecurityRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		props map[string]string
+		want  string
+	}{
+		{"SSL without a key store", map[string]string{"listeners": "SSL://127.0.0.1:9093"}, "listener SSL (SSL): an SSL listener needs a key store"},
+		{"SASL with Kafka's default mechanism", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093"}, "GSSAPI: SASL mechanism GSSAPI is not supported yet"},
+		{"OAUTHBEARER", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "sasl.enabled.mechanisms": "OAUTHBEARER"}, "OAUTHBEARER is not supported yet"},
+		{"unknown mechanism", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "sasl.enabled.mechanisms": "DIGEST-MD5"}, `unknown SASL mechanism "DIGEST-MD5"`},
+		{"PLAIN without JAAS", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "sasl.enabled.mechanisms": "PLAIN"}, "PLAIN needs a JAAS configuration"},
+		{"PLAIN with the wrong login module", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "sasl.enabled.mechanisms": "PLAIN",
+			"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required;`}, "names login module"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			props := map[string]string{"inter.broker.listener.name": strings.SplitN(tc.props["listeners"], ":", 2)[0]}
+			for k, v := range tc.props {
+				props[k] = v
+			}
+			cfg, _, err := config.ParseBroker(props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = buildListenerSecurity(cfg, noScram{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// PLAIN per listener, SCRAM beside it: builds.
+	cfg, _, err := config.ParseBroker(map[string]string{
+		"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "inter.broker.listener.name": "SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms":                             "PLAIN,SCRAM-SHA-256",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := buildListenerSecurity(cfg, noScram{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sec["SASL_PLAINTEXT"].sasl.EnabledMechanisms(); strings.Join(got, ",") != "PLAIN,SCRAM-SHA-256" {
+		t.Errorf("mechanisms %v", got)
+	}
+}
