@@ -367,3 +367,46 @@ func TestDynamicKeystoreUpdate(t *testing.T) {
 		t.Error("the SSL listener serves the SASL_SSL listener's new certificate")
 	}
 }
+
+// TestFranzReauthentication (KIP-368): with connections.max.reauth.ms on
+// the SASL_SSL listener, franz-go re-authenticates its connections before
+// their sessions end and keeps producing and consuming across several
+// session lifetimes without an error.
+func TestFranzReauthentication(t *testing.T) {
+	sb := startSecureBroker(t, WithOverride("listener.name.sasl_ssl.connections.max.reauth.ms", "1500"))
+	opts := []kgo.Opt{kgo.SeedBrokers(sb.saslSSL), kgo.DialTLSConfig(sb.clientTLS(t, false)),
+		kgo.SASL(scram.Auth{User: sb.scramUser, Pass: sb.scramPass}.AsSha512Mechanism())}
+	topic := uniqueTopic(t)
+	createTopic(t, newAdmin(t, sb.Broker), topic, 1, nil)
+	prod, err := kgo.NewClient(append([]kgo.Opt{kgo.DefaultProduceTopic(topic)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	ctx := testContext(t, 60*time.Second)
+	// Produce for three session lifetimes, one record every 100 ms.
+	deadline := time.Now().Add(4500 * time.Millisecond)
+	n := 0
+	for time.Now().Before(deadline) {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprintf("secure-%d", n))}).FirstErr(); err != nil {
+			t.Fatalf("produce %d after %d records: %v", n, n, err)
+		}
+		n++
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+	}
+	cons, err := kgo.NewClient(append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	got := consume(t, cons, n, 20*time.Second)
+	for i, r := range got {
+		if want := fmt.Sprintf("secure-%d", i); string(r.Value) != want {
+			t.Fatalf("record %d = %q, want %q", i, r.Value, want)
+		}
+	}
+}
