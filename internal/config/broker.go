@@ -313,6 +313,7 @@ func (b *Broker) fill() error {
 	b.SocketReceiveBufferBytes = i32("socket.receive.buffer.bytes")
 	b.SocketRequestMaxBytes = i32("socket.request.max.bytes")
 	b.ConnectionsMaxIdleMs = i64("connections.max.idle.ms")
+	b.ConnectionFailedAuthenticationDelayMs = i32("connection.failed.authentication.delay.ms")
 	b.MaxConnections = i32("max.connections")
 	b.MaxConnectionsPerIP = i32("max.connections.per.ip")
 	b.MaxConnectionCreationRate = i32("max.connection.creation.rate")

@@ -167,7 +167,7 @@ func TestFranzSecureListeners(t *testing.T) {
 // an SSL client without a certificate is refused, and the broker keeps
 // serving the clients that do authenticate.
 func TestFranzAuthenticationFailures(t *testing.T) {
-	sb := startSecureBroker(t)
+	sb := startSecureBroker(t, WithOverride("listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN"))
 	ping := func(opts ...kgo.Opt) error {
 		cl, err := kgo.NewClient(append(opts, kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))...)
 		if err != nil {
@@ -191,6 +191,11 @@ func TestFranzAuthenticationFailures(t *testing.T) {
 		{"SCRAM wrong password", saslSSL(scram.Auth{User: sb.scramUser, Pass: "nope"}.AsSha256Mechanism()), "SASL_AUTHENTICATION_FAILED"},
 		{"SCRAM unknown user", saslSSL(scram.Auth{User: "mallory", Pass: "nope"}.AsSha512Mechanism()), "SASL_AUTHENTICATION_FAILED"},
 		{"SSL without a client certificate", []kgo.Opt{kgo.SeedBrokers(sb.ssl), kgo.DialTLSConfig(sb.clientTLS(t, false))}, ""},
+		{"a mechanism the listener does not enable", []kgo.Opt{kgo.SeedBrokers(sb.saslPlain),
+			kgo.SASL(scram.Auth{User: sb.scramUser, Pass: sb.scramPass}.AsSha256Mechanism())}, "UNSUPPORTED_SASL_MECHANISM"},
+		{"a plaintext client on the SSL port", []kgo.Opt{kgo.SeedBrokers(sb.ssl)}, ""},
+		{"a TLS client on the plaintext port", []kgo.Opt{kgo.SeedBrokers(sb.Addr()), kgo.DialTLSConfig(sb.clientTLS(t, false))}, ""},
+		{"a SASL_SSL client without SASL", []kgo.Opt{kgo.SeedBrokers(sb.saslSSL), kgo.DialTLSConfig(sb.clientTLS(t, false))}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := ping(tc.opts...)
@@ -204,9 +209,13 @@ func TestFranzAuthenticationFailures(t *testing.T) {
 		})
 	}
 	// The wrong-password answers give the same message, whether or not the
-	// user exists.
+	// user exists, after connection.failed.authentication.delay.ms (200).
 	msg := func(user string) string {
+		start := time.Now()
 		err := ping(saslSSL(scram.Auth{User: user, Pass: "nope"}.AsSha256Mechanism())...)
+		if d := time.Since(start); d < 200*time.Millisecond {
+			t.Errorf("failure for %s answered after %v, before connection.failed.authentication.delay.ms", user, d)
+		}
 		if err == nil {
 			t.Fatal("authenticated")
 		}
