@@ -1,9 +1,10 @@
 // Command security measures what TLS and SASL cost: one Vltava broker with
-// a PLAINTEXT, an SSL and a SASL_SSL (SCRAM-SHA-512) listener, and
+// a PLAINTEXT, an SSL and a SASL_SSL (SCRAM-SHA-512) listener, and beside it
+// three franz-go kfake processes (bench/kfake; one protocol each), and
 // `vltava perf produce` / `perf consume` of 1 KiB records through each in
-// turn (PLAINTEXT, SSL, SASL_SSL, PLAINTEXT, …), each run on a topic of its
-// own, printing a markdown table of medians with min–max and the ratio to
-// PLAINTEXT. Under TLS the fetch path cannot use sendfile: file regions are
+// turn (Vltava PLAINTEXT, SSL, SASL_SSL, then kfake's, and again), each run
+// on a topic of its own, printing a markdown table of medians with min–max
+// and the ratio to the same broker's PLAINTEXT. Under TLS the fetch path cannot use sendfile: file regions are
 // read (pread) into pooled 64 KiB buffers and written through the TLS
 // connection (internal/server/chunk.go), and this is what the consume
 // column measures.
@@ -55,7 +56,7 @@ func main() {
 }
 
 type listener struct {
-	name, addr, props string
+	impl, name, addr, props string
 }
 
 func run() error {
@@ -71,9 +72,13 @@ func run() error {
 			return fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	}
-	caPEM, keystore, err := writeCerts(dir)
+	caPEM, keystore, certFile, keyFile, err := writeCerts(dir)
 	if err != nil {
 		return err
+	}
+	kfakeBin := filepath.Join(dir, "kfake")
+	if out, err := exec.Command("go", "build", "-o", kfakeBin, "./bench/kfake").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./bench/kfake: %v\n%s", err, out)
 	}
 	next := func() string {
 		p, err := freeport.Next()
@@ -123,16 +128,40 @@ func run() error {
 		return p
 	}
 	trust := "ssl.truststore.type=PEM\nssl.truststore.location=" + caPEM + "\n"
+	plainProps := write("plain.properties", "")
+	sslProps := write("ssl.properties", "security.protocol=SSL\n"+trust)
+	saslProps := write("sasl.properties", "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="bench" password="bench-secret";`+"\n"+trust)
 	ls := []listener{
-		{"PLAINTEXT", plainAddr, write("plain.properties", "")},
-		{"SSL", sslAddr, write("ssl.properties", "security.protocol=SSL\n"+trust)},
-		{"SASL_SSL", saslAddr, write("sasl.properties", "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"+
-			`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="bench" password="bench-secret";`+"\n"+trust)},
+		{"vltava", "PLAINTEXT", plainAddr, plainProps},
+		{"vltava", "SSL", sslAddr, sslProps},
+		{"vltava", "SASL_SSL", saslAddr, saslProps},
+	}
+	for _, k := range []struct {
+		name, props string
+		args        []string
+	}{
+		{"PLAINTEXT", plainProps, nil},
+		{"SSL", sslProps, []string{"-tls-cert", certFile, "-tls-key", keyFile}},
+		{"SASL_SSL", saslProps, []string{"-tls-cert", certFile, "-tls-key", keyFile,
+			"-sasl-user", "bench", "-sasl-password", "bench-secret", "-sasl-mechanism", "SCRAM-SHA-512"}},
+	} {
+		addr := next()
+		cmd := exec.Command(kfakeBin, append([]string{"-addr", addr}, k.args...)...)
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		if err := waitListening(addr); err != nil {
+			return fmt.Errorf("kfake %s: %w", k.name, err)
+		}
+		ls = append(ls, listener{"kfake", k.name, addr, k.props})
 	}
 	prod, cons := map[string][]float64{}, map[string][]float64{}
 	for r := 0; r < *runs; r++ {
 		for _, l := range ls {
-			topic := fmt.Sprintf("bench-%s-%d", strings.ToLower(l.name), r)
+			key := l.impl + " " + l.name
+			topic := fmt.Sprintf("bench-%s-%s-%d", l.impl, strings.ToLower(l.name), r)
 			p, err := perf(bin, l, "produce", topic, "--num-records", strconv.FormatInt(*records, 10),
 				"--record-size", strconv.Itoa(*size), "--acks", "1", "--partitions", "1")
 			if err != nil {
@@ -142,19 +171,19 @@ func run() error {
 			if err != nil {
 				return err
 			}
-			prod[l.name] = append(prod[l.name], p)
-			cons[l.name] = append(cons[l.name], c)
-			fmt.Fprintf(os.Stderr, "run %d %-9s produce %.1f MB/s consume %.1f MB/s\n", r, l.name, p, c)
+			prod[key] = append(prod[key], p)
+			cons[key] = append(cons[key], c)
+			fmt.Fprintf(os.Stderr, "run %d %-18s produce %.1f MB/s consume %.1f MB/s\n", r, key, p, c)
 		}
 	}
 	fmt.Printf("%d × %d B records, acks=1, 1 partition, %d runs per listener (median, min–max, MB/s)\n\n", *records, *size, *runs)
-	fmt.Println("| listener | produce MB/s | vs PLAINTEXT | consume MB/s | vs PLAINTEXT |")
-	fmt.Println("|---|---|---|---|---|")
-	base := func(m map[string][]float64) float64 { return median(m["PLAINTEXT"]) }
+	fmt.Println("| broker | listener | produce MB/s | vs its PLAINTEXT | consume MB/s | vs its PLAINTEXT |")
+	fmt.Println("|---|---|---|---|---|---|")
 	for _, l := range ls {
-		fmt.Printf("| %s | %s | %.0f %% | %s | %.0f %% |\n", l.name,
-			spread(prod[l.name]), 100*median(prod[l.name])/base(prod),
-			spread(cons[l.name]), 100*median(cons[l.name])/base(cons))
+		key, base := l.impl+" "+l.name, l.impl+" PLAINTEXT"
+		fmt.Printf("| %s | %s | %s | %.0f %% | %s | %.0f %% |\n", l.impl, l.name,
+			spread(prod[key]), 100*median(prod[key])/median(prod[base]),
+			spread(cons[key]), 100*median(cons[key])/median(cons[base]))
 	}
 	return nil
 }
@@ -188,16 +217,29 @@ func spread(v []float64) string {
 	return fmt.Sprintf("%.1f (%.1f–%.1f)", median(v), slices.Min(v), slices.Max(v))
 }
 
+// waitListening polls until addr accepts connections.
+func waitListening(addr string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			return c.Close()
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval, bounded by the deadline
+	}
+	return fmt.Errorf("not listening on %s", addr)
+}
+
 // writeCerts makes a CA and a loopback server certificate, and returns the
-// CA's PEM file and the broker's PEM key store (key, then chain).
-func writeCerts(dir string) (caFile, keystore string, err error) {
+// CA's PEM file, the broker's PEM key store (key, then chain), and the
+// chain and key as separate files (kfake).
+func writeCerts(dir string) (caFile, keystore, certFile, keyFile string, err error) {
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bench-ca"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		return "", "", err
+		return "", "", "", "", err
 	}
 	ca, _ := x509.ParseCertificate(caDER)
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -207,15 +249,22 @@ func writeCerts(dir string) (caFile, keystore string, err error) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return "", "", err
+		return "", "", "", "", err
 	}
 	kder, _ := x509.MarshalPKCS8PrivateKey(key)
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 	ks := append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
 	ks = append(ks, caPEM...)
 	caFile, keystore = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "broker.keystore.pem")
-	if err := os.WriteFile(caFile, caPEM, 0o600); err != nil {
-		return "", "", err
+	certFile, keyFile = filepath.Join(dir, "broker.crt"), filepath.Join(dir, "broker.key")
+	for path, data := range map[string][]byte{
+		caFile: caPEM, keystore: ks,
+		certFile: append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), caPEM...),
+		keyFile:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}),
+	} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return "", "", "", "", err
+		}
 	}
-	return caFile, keystore, os.WriteFile(keystore, ks, 0o600)
+	return caFile, keystore, certFile, keyFile, nil
 }

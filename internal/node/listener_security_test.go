@@ -10,7 +10,9 @@ import (
 
 type noScram struct{}
 
-func (noScram) ScramCredential(string, int8) (scram.Credential, bool) { return scram.Credential{}, false }
+func (noScram) ScramCredential(string, int8) (scram.Credential, bool) {
+	return scram.Credential{}, false
+}
 
 // TestListenerSecurityRefusals: a listener that cannot be served as
 // configured stops start-up with the listener and the reason.
