@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
-	"net"
 	"time"
 
 	"github.com/vltava/vltava/internal/security"
@@ -124,5 +123,3 @@ func (c *conn) handleRawToken(token []byte) bool {
 		return false
 	}
 }
-
-var _ net.Conn = (*tls.Conn)(nil)

@@ -101,12 +101,17 @@ var tlsVersions = map[string]uint16{
 // Java enables exactly the listed versions; Go takes a range, so a list
 // with a gap (TLSv1.1,TLSv1.3) is refused rather than widened.
 func versionRange(s *Settings) (lo, hi uint16, err error) {
+	// ssl.protocol picks Java's SSLContext, whose version caps what
+	// ssl.enabled.protocols enables (Kafka: with ssl.protocol=TLSv1.2 a
+	// client does not use TLSv1.3 even if it is enabled); "TLS" caps
+	// nothing.
+	ceiling := uint16(tls.VersionTLS13)
 	switch s.Protocol {
-	case "TLS", "TLSv1.2", "TLSv1.3", "TLSv1.1", "TLSv1":
-		// ssl.protocol picks Java's SSLContext; the versions actually
-		// enabled are ssl.enabled.protocols, as in Kafka.
+	case "TLS":
+	case "TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1":
+		ceiling = tlsVersions[s.Protocol]
 	default:
-		return 0, 0, fmt.Errorf("ssl.protocol %q is not supported (TLS, TLSv1.2, TLSv1.3)", s.Protocol)
+		return 0, 0, fmt.Errorf("ssl.protocol %q is not supported (TLS, TLSv1, TLSv1.1, TLSv1.2, TLSv1.3)", s.Protocol)
 	}
 	if len(s.EnabledProtocols) == 0 {
 		return 0, 0, fmt.Errorf("ssl.enabled.protocols must name at least one protocol")
@@ -129,6 +134,12 @@ func versionRange(s *Settings) (lo, hi uint16, err error) {
 		if !set[v] {
 			return 0, 0, fmt.Errorf("ssl.enabled.protocols %s leaves a gap; Go enables a contiguous range of TLS versions", strings.Join(s.EnabledProtocols, ","))
 		}
+	}
+	if hi > ceiling {
+		hi = ceiling
+	}
+	if lo > hi {
+		return 0, 0, fmt.Errorf("ssl.protocol %s is below every version of ssl.enabled.protocols (%s)", s.Protocol, strings.Join(s.EnabledProtocols, ","))
 	}
 	return lo, hi, nil
 }

@@ -240,6 +240,7 @@ func TestProtocolsAndSuites(t *testing.T) {
 		{map[string]string{"ssl.enabled.protocols": "TLSv1.1,TLSv1.3"}, "leaves a gap"},
 		{map[string]string{"ssl.enabled.protocols": "SSLv3"}, `"SSLv3" is not supported`},
 		{map[string]string{"ssl.protocol": "SSL"}, "ssl.protocol"},
+		{map[string]string{"ssl.protocol": "TLSv1.1", "ssl.enabled.protocols": "TLSv1.2,TLSv1.3"}, "below every version"},
 		{map[string]string{"ssl.cipher.suites": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}, ""},
 		{map[string]string{"ssl.cipher.suites": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_DHE_RSA_WITH_AES_128_GCM_SHA256"}, "cannot do TLS_DHE_RSA_WITH_AES_128_GCM_SHA256"},
 		{map[string]string{"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256"}, "only all together"},
@@ -260,6 +261,16 @@ func TestProtocolsAndSuites(t *testing.T) {
 	c, _ := NewClient(lookupOf(map[string]string{"ssl.truststore.type": "PEM", "ssl.truststore.certificates": string(ca.PEM), "ssl.enabled.protocols": "TLSv1.3"}), "localhost")
 	if _, err := handshake(t, p, c); err == nil {
 		t.Error("a TLSv1.3-only client connected to a TLSv1.2 listener")
+	}
+	// ssl.protocol=TLSv1.2 caps a client at TLSv1.2 even with TLSv1.3
+	// enabled, as Kafka documents.
+	p13, err := server(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ = NewClient(lookupOf(map[string]string{"ssl.truststore.type": "PEM", "ssl.truststore.certificates": string(ca.PEM), "ssl.protocol": "TLSv1.2"}), "localhost")
+	if st, err := handshake(t, p13, c); err != nil || st.Version != tls.VersionTLS12 {
+		t.Errorf("ssl.protocol=TLSv1.2 client: version %x, %v", st.Version, err)
 	}
 	c, _ = NewClient(lookupOf(map[string]string{"ssl.truststore.type": "PEM", "ssl.truststore.certificates": string(ca.PEM)}), "localhost")
 	st, err := handshake(t, p, c)
