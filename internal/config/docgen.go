@@ -74,7 +74,8 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("them is refused with INVALID_CONFIG rather than stored and not applied.\n")
 	b.WriteString("Listener-prefixed forms (`listener.name.<listener>.<key>`) of the `ssl.*` and `sasl.*`\n")
 	b.WriteString("keys and `connections.max.reauth.ms` apply to that listener (and\n")
-	b.WriteString("`listener.name.<listener>.<mechanism>.sasl.jaas.config` to one mechanism of it); those of\n")
+	b.WriteString("`listener.name.<listener>.<mechanism>.sasl.jaas.config` and `.connections.max.reauth.ms`\n")
+	b.WriteString("to one SASL mechanism of it); those of\n")
 	b.WriteString("other honoured keys are refused: Vltava applies them broker-wide only.\n\n")
 	b.WriteString("| Name | Type | Default | Valid values | Dynamic | Support | Description |\n|---|---|---|---|---|---|---|\n")
 	for _, d := range BrokerDefs() {

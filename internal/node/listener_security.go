@@ -55,12 +55,17 @@ func securityOf(cfg *config.Broker, listener, protocol string, store scram.Crede
 		sc := &server.SASLConfig{
 			FailedAuthenticationDelay: time.Duration(cfg.ConnectionFailedAuthenticationDelayMs) * time.Millisecond,
 		}
-		if v, ok := lookup("connections.max.reauth.ms"); ok {
+		reauth := func(lookup func(string) (string, bool)) (time.Duration, error) {
+			v, _ := lookup("connections.max.reauth.ms")
 			ms, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || ms < 0 {
-				return sec, fmt.Errorf("connections.max.reauth.ms %q is not a non-negative number", v)
+				return 0, fmt.Errorf("connections.max.reauth.ms %q is not a non-negative number", v)
 			}
-			sc.MaxReauth = time.Duration(ms) * time.Millisecond
+			return time.Duration(ms) * time.Millisecond, nil
+		}
+		var err error
+		if sc.MaxReauth, err = reauth(lookup); err != nil {
+			return sec, err
 		}
 		enabled, _ := lookup("sasl.enabled.mechanisms")
 		var names []string
@@ -73,11 +78,21 @@ func securityOf(cfg *config.Broker, listener, protocol string, store scram.Crede
 			return sec, errors.New("sasl.enabled.mechanisms is empty")
 		}
 		for _, name := range names {
-			m, err := mechanisms.Build(name, mechanisms.Lookup(cfg.ListenerLookup(listener, name, layers...)), mechanisms.Deps{Scram: store})
+			mechLookup := cfg.ListenerLookup(listener, name, layers...)
+			m, err := mechanisms.Build(name, mechanisms.Lookup(mechLookup), mechanisms.Deps{Scram: store})
 			if err != nil {
 				return sec, fmt.Errorf("sasl.enabled.mechanisms: %s: %w", name, err)
 			}
 			sc.Mechanisms = append(sc.Mechanisms, m)
+			// KIP-368: the session lifetime may be set per mechanism.
+			if d, err := reauth(mechLookup); err != nil {
+				return sec, err
+			} else if d != sc.MaxReauth {
+				if sc.MaxReauthByMechanism == nil {
+					sc.MaxReauthByMechanism = map[string]time.Duration{}
+				}
+				sc.MaxReauthByMechanism[name] = d
+			}
 		}
 		sec.sasl = sc
 	}

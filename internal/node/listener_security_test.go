@@ -3,6 +3,7 @@ package node
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/security/sasl/scram"
@@ -48,8 +49,10 @@ func TestListenerSecurityRefusals(t *testing.T) {
 	// PLAIN per listener, SCRAM beside it: builds.
 	cfg, _, err := config.ParseBroker(map[string]string{
 		"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "inter.broker.listener.name": "SASL_PLAINTEXT",
-		"sasl.enabled.mechanisms":                             "PLAIN,SCRAM-SHA-256",
-		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";`,
+		"sasl.enabled.mechanisms":                                      "PLAIN,SCRAM-SHA-256",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config":          `org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";`,
+		"listener.name.sasl_plaintext.connections.max.reauth.ms":       "3600000",
+		"listener.name.sasl_plaintext.plain.connections.max.reauth.ms": "60000",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -60,5 +63,8 @@ func TestListenerSecurityRefusals(t *testing.T) {
 	}
 	if got := sec["SASL_PLAINTEXT"].sasl.EnabledMechanisms(); strings.Join(got, ",") != "PLAIN,SCRAM-SHA-256" {
 		t.Errorf("mechanisms %v", got)
+	}
+	if sc := sec["SASL_PLAINTEXT"].sasl; sc.MaxReauth != time.Hour || sc.MaxReauthByMechanism["PLAIN"] != time.Minute || len(sc.MaxReauthByMechanism) != 1 {
+		t.Errorf("re-authentication: %v %v", sc.MaxReauth, sc.MaxReauthByMechanism)
 	}
 }

@@ -28,6 +28,9 @@ type SASLConfig struct {
 	// re-authenticate; a connection that sends anything else after its
 	// session expired is closed.
 	MaxReauth time.Duration
+	// MaxReauthByMechanism overrides MaxReauth per mechanism
+	// (listener.name.<l>.<mechanism>.connections.max.reauth.ms, KIP-368).
+	MaxReauthByMechanism map[string]time.Duration
 	// MapPrincipal, if set, turns the mechanism's principal into the
 	// connection's (GSSAPI's sasl.kerberos.principal.to.local.rules); nil
 	// keeps it, as Kafka's DefaultKafkaPrincipalBuilder does for the other
@@ -190,6 +193,9 @@ func (s *SASLSession) complete() error {
 		return fmt.Errorf("%w: re-authentication cannot change the principal", sasl.ErrAuthentication)
 	}
 	life := s.cfg.MaxReauth
+	if d, ok := s.cfg.MaxReauthByMechanism[s.mech.Name()]; ok {
+		life = d
+	}
 	if l := s.exchange.Lifetime(); l > 0 && (life == 0 || l < life) {
 		life = l
 	}
