@@ -58,3 +58,16 @@ func lookupFold(props map[string]string, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// ListenerPrefixed returns listener.name.<listener>.<key> only, without
+// falling back to the broker-wide key (KIP-684: ssl.client.auth applies to
+// a SASL_SSL listener only when set with its listener prefix).
+func (b *Broker) ListenerPrefixed(listener, key string, layers ...map[string]string) (string, bool) {
+	name := "listener.name." + strings.ToLower(listener) + "." + key
+	for i := len(layers) - 1; i >= 0; i-- {
+		if v, ok := lookupFold(layers[i], name); ok {
+			return v, true
+		}
+	}
+	return lookupFold(b.Raw, name)
+}

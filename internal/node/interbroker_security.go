@@ -92,7 +92,7 @@ func quorumTLS(cfg *config.Broker) (*quorum.QuorumTLS, error) {
 	}
 	q := &quorum.QuorumTLS{Client: sec.TLSFor}
 	if isController(cfg) {
-		p, err := tlsconf.NewServer(tlsconf.Lookup(cfg.ListenerLookup(name, "")))
+		p, err := tlsconf.NewServer(serverTLSLookup(cfg, name, proto))
 		if err != nil {
 			return nil, fmt.Errorf("controller listener %s: %w", name, err)
 		}

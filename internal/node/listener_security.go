@@ -45,7 +45,7 @@ func securityOf(cfg *config.Broker, listener, protocol string, store scram.Crede
 	var sec listenerSecurity
 	lookup := cfg.ListenerLookup(listener, "", layers...)
 	if protocol == "SSL" || protocol == "SASL_SSL" {
-		p, err := tlsconf.NewServer(tlsconf.Lookup(lookup))
+		p, err := tlsconf.NewServer(serverTLSLookup(cfg, listener, protocol, layers...))
 		if err != nil {
 			return sec, err
 		}
@@ -99,6 +99,25 @@ func securityOf(cfg *config.Broker, listener, protocol string, store scram.Crede
 	return sec, nil
 }
 
+// serverTLSLookup is the ssl.* lookup of a listener's server side. KIP-684:
+// on SASL_SSL, ssl.client.auth counts only when set for the listener; the
+// broker-wide value is for SSL listeners.
+func serverTLSLookup(cfg *config.Broker, listener, protocol string, layers ...map[string]string) tlsconf.Lookup {
+	lookup := cfg.ListenerLookup(listener, "", layers...)
+	if protocol != "SASL_SSL" {
+		return lookup
+	}
+	return func(k string) (string, bool) {
+		if k == "ssl.client.auth" {
+			if v, ok := cfg.ListenerPrefixed(listener, k, layers...); ok {
+				return v, true
+			}
+			return "none", true
+		}
+		return lookup(k)
+	}
+}
+
 // secure gives a listener its TLS and SASL.
 func (n *Node) secure(lc server.ListenerConfig) server.ListenerConfig {
 	if sec, ok := n.listenerSec[lc.Name]; ok {
@@ -120,11 +139,11 @@ func (n *Node) applyListenerTLS(img *metadata.Image) {
 		if sec.tls == nil {
 			continue
 		}
-		lookup := n.cfg.ListenerLookup(name, "", cluster, perBroker)
+		lookup := serverTLSLookup(n.cfg, name, protocolOf(n.cfg, name), cluster, perBroker)
 		if !sec.tlsSettingsChanged(lookup) {
 			continue
 		}
-		if err := sec.tls.Update(tlsconf.Lookup(lookup)); err != nil {
+		if err := sec.tls.Update(lookup); err != nil {
 			n.log.Warn("dynamic TLS update not applied", "listener", name, "err", err)
 			continue
 		}

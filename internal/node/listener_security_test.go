@@ -7,6 +7,7 @@ import (
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/security/sasl/scram"
+	"github.com/vltava/vltava/internal/testing/certs"
 )
 
 type noScram struct{}
@@ -67,4 +68,38 @@ func TestListenerSecurityRefusals(t *testing.T) {
 	if sc := sec["SASL_PLAINTEXT"].sasl; sc.MaxReauth != time.Hour || sc.MaxReauthByMechanism["PLAIN"] != time.Minute || len(sc.MaxReauthByMechanism) != 1 {
 		t.Errorf("re-authentication: %v %v", sc.MaxReauth, sc.MaxReauthByMechanism)
 	}
+}
+
+// TestSASLSSLClientAuthNeedsTheListenerPrefix (KIP-684): the broker-wide
+// ssl.client.auth applies to SSL listeners, not to SASL_SSL ones unless set
+// with their prefix.
+func TestSASLSSLClientAuthNeedsTheListenerPrefix(t *testing.T) {
+	dir := t.TempDir()
+	ca := certs.NewCA(t, "ca")
+	ks, _, _ := ca.Server(t).WritePEM(t, dir, "b", ca)
+	base := map[string]string{
+		"listeners": "SSL://127.0.0.1:9093,SASL_SSL://127.0.0.1:9094", "inter.broker.listener.name": "SSL",
+		"ssl.keystore.type": "PEM", "ssl.keystore.location": ks, "ssl.client.auth": "required",
+		"sasl.enabled.mechanisms": "SCRAM-SHA-256",
+	}
+	check := func(props map[string]string, want string) {
+		t.Helper()
+		cfg, _, err := config.ParseBroker(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec, err := buildListenerSecurity(cfg, noScram{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sec["SSL"].tls.ClientAuth(); got != "required" {
+			t.Errorf("SSL client auth %q", got)
+		}
+		if got := sec["SASL_SSL"].tls.ClientAuth(); got != want {
+			t.Errorf("SASL_SSL client auth %q, want %q", got, want)
+		}
+	}
+	check(base, "none")
+	base["listener.name.sasl_ssl.ssl.client.auth"] = "requested"
+	check(base, "requested")
 }
