@@ -23,7 +23,9 @@ func TestNew(t *testing.T) {
 			func(s *Security) bool { return s.TLSFor("h:1").ServerName == "" }},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
 			"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`}, "",
-			func(s *Security) bool { return s.Mechanism == "SCRAM-SHA-256" && s.Username == "u" && s.Password == "p" && len(s.KgoOpts()) == 1 }},
+			func(s *Security) bool {
+				return s.Mechanism == "SCRAM-SHA-256" && s.Username == "u" && s.Password == "p" && len(s.KgoOpts()) == 1
+			}},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT"}, "GSSAPI is not supported", nil},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "sasl.jaas.config is needed", nil},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
