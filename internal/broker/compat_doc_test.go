@@ -175,10 +175,11 @@ registry, so it cannot claim what the broker does not serve.
 
 Transactions (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
-clients see them absent from ApiVersions. ACLs, SASL/SSL, delegation
-tokens, quotas and the share-group APIs are not served either; a broker
-configured with an SSL or SASL listener refuses to start rather than serve
-it as plain text (docs/CONFIGURATION.md). The
+clients see them absent from ApiVersions. ACLs, delegation tokens, quotas
+and the share-group APIs are not served either. Listeners speak PLAINTEXT,
+SSL, SASL_PLAINTEXT and SASL_SSL (SASL: PLAIN, SCRAM-SHA-256,
+SCRAM-SHA-512; a listener enabling OAUTHBEARER or GSSAPI refuses to start,
+naming it). The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
 AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers: on the
 controllers' quorum port and on the inter-broker listener, not on other
