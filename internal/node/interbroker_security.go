@@ -77,9 +77,9 @@ func interBrokerListenerName(cfg *config.Broker) string {
 }
 
 // quorumTLS secures the quorum port when the controller listener is SSL or
-// SASL_SSL: a controller serves TLS with the listener's key store, and
-// every node dials with its trust store (and key store, for
-// ssl.client.auth=required).
+// SASL_SSL: every node serves TLS on its raft port with the listener's key
+// store (a broker-only node too: the raft leader dials its observers), and
+// dials with its trust store (and key store, for ssl.client.auth=required).
 func quorumTLS(cfg *config.Broker) (*quorum.QuorumTLS, error) {
 	name := controllerListenerName(cfg)
 	proto := protocolOf(cfg, name)
@@ -90,13 +90,9 @@ func quorumTLS(cfg *config.Broker) (*quorum.QuorumTLS, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &quorum.QuorumTLS{Client: sec.TLSFor}
-	if isController(cfg) {
-		p, err := tlsconf.NewServer(serverTLSLookup(cfg, name, proto))
-		if err != nil {
-			return nil, fmt.Errorf("controller listener %s: %w", name, err)
-		}
-		q.Server = p.Config()
+	p, err := tlsconf.NewServer(serverTLSLookup(cfg, name, proto))
+	if err != nil {
+		return nil, fmt.Errorf("controller listener %s: %w", name, err)
 	}
-	return q, nil
+	return &quorum.QuorumTLS{Client: sec.TLSFor, Server: p.Config()}, nil
 }

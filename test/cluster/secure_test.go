@@ -120,3 +120,17 @@ func TestSASLSSLClusterFailover(t *testing.T) {
 func plainAuth(user, pass string) sasl.Mechanism {
 	return plain.Auth{User: user, Pass: pass}.AsMechanism()
 }
+
+// TestSASLSSLDynamicQuorum: a dynamic quorum (KIP-853) whose controller
+// listener is SASL_SSL forms, a broker-only node joins it as an observer
+// (the join RPC, and the leader's raft replication to it, over TLS), and a
+// topic is replicated on every node.
+func TestSASLSSLDynamicQuorum(t *testing.T) {
+	secure, _ := WithSecureListeners(t)
+	c := StartCluster(t, secure, WithNodes(4), WithBrokerOnly(4), WithDynamicQuorum())
+	c.waitQuorum(30*time.Second, "node 4 an observer of three voters", func(q quorumView) bool {
+		_, ok := q.observers[4]
+		return ok && sameIDs(q.voters, 1, 2, 3)
+	})
+	c.createTopic("secure-dynamic", 1, 4, nil)
+}
