@@ -5,6 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,4 +136,27 @@ func TestSASLSSLDynamicQuorum(t *testing.T) {
 		return ok && sameIDs(q.voters, 1, 2, 3)
 	})
 	c.createTopic("secure-dynamic", 1, 4, nil)
+	// The CLI reaches the controllers' SASL_SSL quorum port directly,
+	// with Kafka's client properties.
+	props := filepath.Join(t.TempDir(), "admin.properties")
+	if err := os.WriteFile(props, []byte("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret";`+"\n"+
+		"ssl.truststore.type=JKS\nssl.truststore.location="+secureTrustStore(c)+"\nssl.truststore.password=trust-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := c.runTool("cluster", "describe", "--status", "--bootstrap-controller", c.topo.controllerAddr(1), "--command-config", props)
+	if !strings.Contains(out, "LeaderId") && !strings.Contains(out, "Leader") {
+		t.Errorf("cluster describe --status over the SASL_SSL quorum port:\n%s", out)
+	}
+}
+
+// secureTrustStore is the JKS trust store WithSecureListeners configured.
+func secureTrustStore(c *Cluster) string {
+	for _, kv := range c.opts.overrides {
+		if kv[0] == "ssl.truststore.location" {
+			return kv[1]
+		}
+	}
+	c.t.Fatal("no trust store configured")
+	return ""
 }
