@@ -20,6 +20,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -63,6 +64,11 @@ func run() error {
 		dataDir    = flag.String("data-dir", "", "persist state here and reload it on start")
 		syncWrites = flag.Bool("sync", false, "fsync every produced batch (only with -data-dir)")
 		logLevel   = flag.String("log-level", "warn", "none, error, warn, info or debug")
+		tlsCert    = flag.String("tls-cert", "", "PEM certificate chain: serve TLS (with -tls-key)")
+		tlsKey     = flag.String("tls-key", "", "PEM private key for -tls-cert")
+		saslUser   = flag.String("sasl-user", "", "require SASL, with this superuser (-sasl-mechanism, -sasl-password)")
+		saslPass   = flag.String("sasl-password", "", "the SASL superuser's password")
+		saslMech   = flag.String("sasl-mechanism", "SCRAM-SHA-512", "the SASL superuser's mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512")
 		configs    = keyValues{}
 	)
 	flag.Var(configs, "config", "broker config key=value (repeatable), e.g. message.max.bytes=1000")
@@ -108,6 +114,16 @@ func run() error {
 	}
 	if len(configs) > 0 {
 		opts = append(opts, kfake.BrokerConfigs(configs))
+	}
+	if *tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return fmt.Errorf("-tls-cert/-tls-key: %w", err)
+		}
+		opts = append(opts, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert}}))
+	}
+	if *saslUser != "" {
+		opts = append(opts, kfake.EnableSASL(), kfake.Superuser(*saslMech, *saslUser, *saslPass))
 	}
 
 	c, err := kfake.NewCluster(opts...)

@@ -26,6 +26,7 @@ func newStorageCommand() *cobra.Command {
 func newStorageFormatCommand() *cobra.Command {
 	var (
 		configFile, clusterID, initial string
+		addScram                       []string
 		overrides                      []string
 		o                              node.FormatOptions
 	)
@@ -68,6 +69,13 @@ with --cluster-id alone.`,
 				return fmt.Errorf("--cluster-id is required: generate one with `vltava storage random-uuid` and format every node of the cluster with it")
 			}
 			o.ClusterID = clusterID
+			for _, a := range addScram {
+				rec, err := node.ParseAddScram(a)
+				if err != nil {
+					return err
+				}
+				o.Bootstrap = append(o.Bootstrap, rec)
+			}
 			res, err := node.Format(cfg, o)
 			for _, d := range res.Skipped {
 				fmt.Fprintf(cmd.OutOrStdout(), "Skipping %s: already formatted\n", d)
@@ -92,6 +100,7 @@ with --cluster-id alone.`,
 	f.StringVarP(&initial, "initial-controllers", "I", "", "initial voters of a dynamic quorum: id@host:port:directory-id,...")
 	f.BoolVarP(&o.NoInitialControllers, "no-initial-controllers", "N", false, "a controller that joins an existing dynamic quorum as an observer")
 	f.BoolVarP(&o.IgnoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted")
+	f.StringArrayVarP(&addScram, "add-scram", "S", nil, "a SCRAM credential for the cluster's first start: 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable)")
 	return cmd
 }
 

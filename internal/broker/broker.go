@@ -198,6 +198,8 @@ var controlPlaneAPIs = map[int16]bool{
 	int16(kmsg.AllocateProducerIDs):  true,
 	int16(kmsg.DescribeQuorum):       true,
 	int16(kmsg.Fetch):                true, // followers catch up before they are unfenced
+	int16(kmsg.SASLHandshake):        true, // followers authenticate before they fetch
+	int16(kmsg.SASLAuthenticate):     true,
 }
 
 // controllerAPIs are the APIs a controller answers on its quorum port
@@ -228,6 +230,9 @@ var controllerAPIs = map[int16]bool{
 	int16(kmsg.AlterClientQuotas):          true,
 	int16(kmsg.CreateACLs):                 true,
 	int16(kmsg.DeleteACLs):                 true,
+	int16(kmsg.AlterUserSCRAMCredentials):  true,
+	int16(kmsg.SASLHandshake):              true, // a SASL controller listener
+	int16(kmsg.SASLAuthenticate):           true,
 }
 
 // ControllerHandler returns the handler of this node's controller endpoint

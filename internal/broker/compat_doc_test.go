@@ -41,6 +41,8 @@ const (
 	suiteCluster = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
 	suiteQuota   = "quotas: franz-go, kcat (`test/compat/quotas_test.go`)"
 	suiteACLs    = "kafka-python, kcat (`test/compat/acl_test.go`); three nodes (`test/cluster/acl_test.go`)"
+	suiteSecure  = "franz-go, kafka-python, librdkafka, kcat over SSL, SASL_SSL, SASL_PLAINTEXT (`test/compat/security_test.go`)"
+	suiteSASL    = "server: SASL state, raw v0 tokens, failures, re-authentication (`internal/server/sasl_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -101,6 +103,14 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{broker("admin_test.go")}},
 	kmsg.ApiVersions: {"KIP-511: newer versions answered at v0 with the table; client software name checked (v3+); supported and finalized features (KIP-584, v3+; ranges from 0 only in v4)",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go"), broker("features_test.go")}},
+	kmsg.SASLHandshake: {"KIP-43/152: picks the mechanism of sasl.enabled.mechanisms (per listener); v0 is followed by raw tokens (kafka-python 2.0), v1 by SaslAuthenticate; UNSUPPORTED_SASL_MECHANISM with the enabled list; ILLEGAL_SASL_STATE on a listener without SASL; only ApiVersions and the SASL APIs are served before authentication",
+		[]string{suiteSASL, suiteSecure}},
+	kmsg.SASLAuthenticate: {"KIP-152/368: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; a failure is SASL_AUTHENTICATION_FAILED after connection.failed.authentication.delay.ms, one message whether or not the user exists, then the connection closes; v1+ session_lifetime_ms from connections.max.reauth.ms, re-authentication keeps mechanism and principal",
+		[]string{suiteSASL, suiteSecure}},
+	kmsg.AlterUserSCRAMCredentials: {"KIP-554 on the active controller (forwarded): salted passwords become UserScramCredentialRecords; per-user results with UNACCEPTABLE_CREDENTIAL, UNSUPPORTED_SASL_MECHANISM, DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND; answered once this node's image has the change",
+		[]string{suiteSecure, suiteCLI}},
+	kmsg.DescribeUserSCRAMCredentials: {"KIP-554 from the metadata image: mechanisms and iterations (never salts or keys), all users or the named ones; RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE",
+		[]string{suiteSecure, suiteCLI}},
 	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0-2 (2 at bootstrap, as Kafka 4.0)",
 		[]string{broker("features_test.go"), suiteCLI}},
 	kmsg.CreateTopics: {"defaults -1/-1 (KIP-464), validate-only, configs returned (v5+), topic id (v7); answered once every live broker has applied it (within timeout_ms)",
@@ -189,10 +199,10 @@ registry, so it cannot claim what the broker does not serve.
 
 Transactions (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
-clients see them absent from ApiVersions. SASL/SSL, delegation
-tokens and the share-group APIs are not served either; a broker
-configured with an SSL or SASL listener refuses to start rather than serve
-it as plain text (docs/CONFIGURATION.md). The
+clients see them absent from ApiVersions. Delegation tokens and the
+share-group APIs are not served either. Listeners speak PLAINTEXT,
+SSL, SASL_PLAINTEXT and SASL_SSL (SASL: PLAIN, SCRAM-SHA-256,
+SCRAM-SHA-512, OAUTHBEARER, GSSAPI). The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
 AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers: on the
 controllers' quorum port and on the inter-broker listener, not on other

@@ -140,6 +140,9 @@ func envFor(cmd *cobra.Command) (*env, error) {
 		}
 	}
 	e.props = props
+	if _, err := props.securitySettings(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -166,6 +169,17 @@ func (e *env) seeds() []string {
 // clientOpts are the kgo options every command starts from: seeds, client
 // id and timeouts bounded so that nothing hangs on a dead cluster.
 func (e *env) clientOpts() []kgo.Opt {
+	opts := e.baseClientOpts()
+	// security.protocol, ssl.* and sasl.* from --command-config (or a
+	// producer/consumer config): validated by envFor and connect.
+	if sec, err := e.props.securitySettings(); err == nil {
+		opts = append(opts, sec.KgoOpts()...)
+	}
+	return opts
+}
+
+// baseClientOpts are clientOpts without the security settings.
+func (e *env) baseClientOpts() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.SeedBrokers(e.seeds()...),
 		kgo.ClientID(e.props.clientID),
@@ -179,6 +193,9 @@ func (e *env) clientOpts() []kgo.Opt {
 // connect builds a client with extra options and checks that the cluster
 // answers, so an unreachable bootstrap fails fast with a clear message.
 func (e *env) connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, *kadm.Client, error) {
+	if _, err := e.props.securitySettings(); err != nil {
+		return nil, nil, err
+	}
 	cl, err := kgo.NewClient(append(e.clientOpts(), extra...)...)
 	if err != nil {
 		return nil, nil, err

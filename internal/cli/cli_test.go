@@ -73,8 +73,13 @@ func TestClientProps(t *testing.T) {
 		{"known keys, both separators, comments", "# c\n! c\nclient.id = me\nrequest.timeout.ms: 1500\n", "", 0,
 			func(p clientProps) bool { return p.clientID == "me" && p.requestTimeout == 1500*time.Millisecond }},
 		{"plaintext is fine", "security.protocol=PLAINTEXT\n", "", 0, nil},
-		{"sasl rejected", "security.protocol=SASL_SSL\n", "not supported yet", 0, nil},
-		{"ssl keys rejected", "ssl.truststore.location=/x\n", "not supported yet", 0, nil},
+		{"sasl settings", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"s\";\n", "", 0,
+			func(p clientProps) bool {
+				s, err := p.securitySettings()
+				return err == nil && s.Mechanism == "SCRAM-SHA-512" && s.Username == "alice" && s.Password == "s"
+			}},
+		{"ssl keys", "ssl.truststore.location=/x\n", "", 0, func(p clientProps) bool { return p.security["ssl.truststore.location"] == "/x" }},
+		{"unsupported sasl settings rejected", "sasl.login.callback.handler.class=x\n", "not supported by the vltava CLI", 0, nil},
 		{"unknown keys warn", "linger.ms=5\nretries=3\n", "", 1, nil},
 		{"bad timeout", "request.timeout.ms=soon\n", "positive number", 0, nil},
 		{"malformed line", "just words\n", "expected key=value", 0, nil},

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vltava/vltava/internal/security/clientauth"
+	"github.com/vltava/vltava/internal/security/tlsconf"
 )
 
 // clientProps are the Kafka client properties (--command-config) the
@@ -19,6 +22,9 @@ type clientProps struct {
 	clientID       string
 	requestTimeout time.Duration // request.timeout.ms
 	dialTimeout    time.Duration // socket.connection.setup.timeout.ms
+	// security holds security.protocol, ssl.*, sasl.mechanism and
+	// sasl.jaas.config, read by clientauth when the command connects.
+	security map[string]string
 }
 
 func defaultClientProps() clientProps {
@@ -27,6 +33,27 @@ func defaultClientProps() clientProps {
 		requestTimeout: 30 * time.Second, // Kafka's request.timeout.ms default
 		dialTimeout:    3 * time.Second,
 	}
+}
+
+// securityTLSKeys are the ssl.* client properties honoured (tlsconf).
+var securityTLSKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range tlsconf.Keys {
+		m[k] = true
+	}
+	delete(m, "ssl.client.auth")             // a broker setting
+	delete(m, "ssl.principal.mapping.rules") // likewise
+	return m
+}()
+
+// security builds the connection's TLS and SASL from the properties.
+func (p *clientProps) securitySettings() (*clientauth.Security, error) {
+	lookup := func(k string) (string, bool) { v, ok := p.security[k]; return v, ok }
+	s, err := clientauth.New(lookup, "", "")
+	if err != nil {
+		return nil, fmt.Errorf("--command-config: %w", err)
+	}
+	return s, nil
 }
 
 // ignoredClientProps are accepted without effect: they tune behaviour the
@@ -40,9 +67,10 @@ var ignoredClientProps = map[string]bool{
 	"send.buffer.bytes": true, "receive.buffer.bytes": true,
 }
 
-// loadClientProps reads a --command-config file. Security settings are
-// rejected (Vltava's CLI speaks PLAINTEXT only for now) so that a user
-// never believes a connection is authenticated or encrypted when it is
+// loadClientProps reads a --command-config file. The security settings
+// (security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config) are
+// honoured; SASL settings of mechanisms the CLI cannot speak are refused, so
+// that a user never believes a connection is authenticated when it is
 // not; other unknown keys produce warnings, as Kafka's clients log
 // "supplied but isn't a known config".
 func loadClientProps(path string) (clientProps, []string, error) {
@@ -130,12 +158,13 @@ func (p *clientProps) set(k, v string) (bool, error) {
 		// Used unless --bootstrap-server (or the environment) names the
 		// cluster: Kafka's tools let the flag win over the file.
 		p.bootstrap = v
-	case k == "security.protocol":
-		if !strings.EqualFold(v, "PLAINTEXT") {
-			return true, fmt.Errorf("security.protocol=%s is not supported yet: the vltava CLI connects with PLAINTEXT only", v)
+	case k == "security.protocol", k == "sasl.mechanism", k == "sasl.jaas.config", securityTLSKeys[k]:
+		if p.security == nil {
+			p.security = map[string]string{}
 		}
+		p.security[k] = v
 	case strings.HasPrefix(k, "sasl."), strings.HasPrefix(k, "ssl."):
-		return true, fmt.Errorf("%s: TLS and SASL settings are not supported yet: the vltava CLI connects with PLAINTEXT only", k)
+		return true, fmt.Errorf("%s: this TLS or SASL client setting is not supported by the vltava CLI", k)
 	case ignoredClientProps[k]:
 	default:
 		return false, nil

@@ -8,6 +8,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -292,12 +293,27 @@ func controllerClient(e *env, controllers string) (*kgo.Client, error) {
 	if len(seeds) == 0 {
 		return nil, errors.New("--bootstrap-controller is empty")
 	}
+	sec, err := e.props.securitySettings()
+	if err != nil {
+		return nil, err
+	}
 	d := &net.Dialer{Timeout: e.props.dialTimeout}
-	opts := append(e.clientOpts(), kgo.SeedBrokers(seeds...),
+	// On an SSL or SASL_SSL controller listener the whole quorum port is
+	// TLS, and the routing byte is the first byte inside it; SASL follows
+	// (kgo).
+	opts := append(e.baseClientOpts(), kgo.SeedBrokers(seeds...),
 		kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, host)
 			if err != nil {
 				return nil, err
+			}
+			if cfg := sec.TLSFor(host); cfg != nil {
+				tc := tls.Client(c, cfg)
+				if err := tc.HandshakeContext(ctx); err != nil {
+					c.Close()
+					return nil, err
+				}
+				c = tc
 			}
 			if _, err := c.Write([]byte{quorum.ControllerRPCByte}); err != nil {
 				c.Close()
@@ -305,6 +321,7 @@ func controllerClient(e *env, controllers string) (*kgo.Client, error) {
 			}
 			return c, nil
 		}))
+	opts = append(opts, sec.KgoSASLOpts()...)
 	return kgo.NewClient(opts...)
 }
 

@@ -266,7 +266,15 @@ func newConfigsDescribeCommand(ents *entityArgs) *cobra.Command {
 				return err
 			}
 			if res.quota != nil {
-				return describeQuotas(in.ctx, adm, res.quota, in.json, in.stdout)
+				if err := describeQuotas(in.ctx, adm, res.quota, in.json, in.stdout); err != nil || in.json {
+					return err
+				}
+				if user, ok := res.quota.singleUser(); ok {
+					// kafka-configs.sh shows a user's SCRAM credentials
+					// after its quotas.
+					return describeUserScram(in, adm, user)
+				}
+				return nil
 			}
 			rc, err := res.describe(in.ctx, cl, adm)
 			if err != nil {

@@ -259,6 +259,23 @@ func alterQuotas(ctx context.Context, adm *kadm.Client, t *quotaTarget, set [][2
 // --add-config 'SCRAM-SHA-256=[iterations=8192,password=…]' and
 // --delete-config SCRAM-SHA-256 for --entity-type users
 // (AlterUserScramCredentials), which SCRAM authentication brings.
-func alterScramCredentials(_ context.Context, _ *kadm.Client, _ *quotaTarget, _ [][2]string, _ []string) error {
-	return errors.New("SCRAM credentials (SCRAM-SHA-256, SCRAM-SHA-512) are not supported yet")
+func alterScramCredentials(ctx context.Context, adm *kadm.Client, t *quotaTarget, upserts [][2]string, deletes []string) error {
+	user, ok := t.singleUser()
+	if !ok {
+		return fmt.Errorf("SCRAM credentials belong to one named user (--entity-type users --entity-name NAME), not %s", t)
+	}
+	return alterUserScram(ctx, adm, user, upserts, deletes)
+}
+
+// singleUser is the user of a target naming exactly one user and nothing
+// else: the only entity SCRAM credentials belong to.
+func (t *quotaTarget) singleUser() (string, bool) {
+	if len(t.components) != 1 {
+		return "", false
+	}
+	c := t.components[0]
+	if c.typ != "user" || c.any || c.name == nil {
+		return "", false
+	}
+	return *c.name, true
 }

@@ -33,9 +33,12 @@ type Broker struct {
 	SocketReceiveBufferBytes    int32  `config:"socket.receive.buffer.bytes"`
 	SocketRequestMaxBytes       int32  `config:"socket.request.max.bytes"`
 	ConnectionsMaxIdleMs        int64  `config:"connections.max.idle.ms"`
-	MaxConnections              int32
-	MaxConnectionsPerIP         int32
-	MaxConnectionCreationRate   int32
+	// ConnectionFailedAuthenticationDelayMs delays the answer to a failed
+	// SASL authentication (KIP-306).
+	ConnectionFailedAuthenticationDelayMs int32 `config:"connection.failed.authentication.delay.ms"`
+	MaxConnections                        int32
+	MaxConnectionsPerIP                   int32
+	MaxConnectionCreationRate             int32
 	// MaxConnectionsPerIPOverrides maps an IP address or host name to its
 	// own limit. The four connection quotas above are the static values;
 	// ConnectionQuotas gives the ones in effect with the dynamic configs.
@@ -321,6 +324,7 @@ func (b *Broker) fill() error {
 	b.SocketReceiveBufferBytes = i32("socket.receive.buffer.bytes")
 	b.SocketRequestMaxBytes = i32("socket.request.max.bytes")
 	b.ConnectionsMaxIdleMs = i64("connections.max.idle.ms")
+	b.ConnectionFailedAuthenticationDelayMs = i32("connection.failed.authentication.delay.ms")
 	b.MaxConnections = i32("max.connections")
 	b.MaxConnectionsPerIP = i32("max.connections.per.ip")
 	b.MaxConnectionCreationRate = i32("max.connection.creation.rate")
@@ -501,9 +505,6 @@ func (b *Broker) fillNetwork() error {
 	if err := resolve("listeners", b.Listeners); err != nil {
 		return err
 	}
-	if err := b.checkPlaintext("listeners", b.Listeners); err != nil {
-		return err
-	}
 	names := map[string]bool{}
 	for _, l := range b.Listeners {
 		names[l.Name] = true
@@ -519,9 +520,6 @@ func (b *Broker) fillNetwork() error {
 	if adv, set := p["advertised.listeners"]; set {
 		b.AdvertisedListeners, _ = parseListenerList(adv)
 		if err := resolve("advertised.listeners", b.AdvertisedListeners); err != nil {
-			return err
-		}
-		if err := b.checkPlaintext("advertised.listeners", b.AdvertisedListeners); err != nil {
 			return err
 		}
 	} else {
@@ -544,10 +542,10 @@ func (b *Broker) fillNetwork() error {
 	}
 	b.InterBrokerListenerName = strings.ToUpper(str("inter.broker.listener.name"))
 	if !nameSet {
+		// Kafka: the inter-broker listener is the one named after the
+		// protocol (security.inter.broker.protocol=SASL_SSL names the
+		// listener SASL_SSL).
 		b.InterBrokerListenerName = str("security.inter.broker.protocol")
-		if b.InterBrokerListenerName != "PLAINTEXT" {
-			return b.invalid("security.inter.broker.protocol", "security protocol "+b.InterBrokerListenerName+" is not supported yet; only PLAINTEXT is")
-		}
 	}
 	if contains(b.ControllerListenerNames, b.InterBrokerListenerName) {
 		return b.invalid("inter.broker.listener.name", "must not be a controller listener")
@@ -576,19 +574,6 @@ func (b *Broker) fillNetwork() error {
 	}
 	if !isController && len(b.Voters) == 0 && str("controller.quorum.bootstrap.servers") == "" {
 		return b.invalid("controller.quorum.voters", "a broker-only node needs controller.quorum.voters or controller.quorum.bootstrap.servers to find the controllers")
-	}
-	return nil
-}
-
-// checkPlaintext refuses listeners whose security protocol is not
-// PLAINTEXT: TLS and SASL are not implemented, and serving plain text on a
-// listener configured as SSL or SASL_* would silently drop the security
-// the operator asked for.
-func (b *Broker) checkPlaintext(key string, ls []Listener) error {
-	for _, l := range ls {
-		if l.SecurityProtocol != "PLAINTEXT" {
-			return b.invalid(key, fmt.Sprintf("listener %s uses security protocol %s, which is not supported yet (only PLAINTEXT is; see listener.security.protocol.map)", l.Name, l.SecurityProtocol))
-		}
 	}
 	return nil
 }

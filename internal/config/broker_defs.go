@@ -128,6 +128,7 @@ var brokerDefList = []Def{
 	def("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", "TLS protocol versions enabled for connections."),
 	def("ssl.cipher.suites", List, "", "Enabled cipher suites; empty means all supported."),
 	def("ssl.endpoint.identification.algorithm", String, "https", "Server host name verification algorithm; empty disables it."),
+	def("ssl.principal.mapping.rules", String, "DEFAULT", "Rules mapping a TLS client certificate's distinguished name to a principal name (RULE:pattern/replacement/[LU], DEFAULT)."),
 
 	// Log defaults and log manager.
 	def("log.dir", String, noDefault, "Single log directory, used when log.dirs is not set."),

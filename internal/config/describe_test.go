@@ -207,7 +207,7 @@ func TestValidateBrokerDynamic(t *testing.T) {
 		{"listeners per broker are read only at start-up", map[string]string{"listeners": "PLAINTEXT://:9092"}, true, "Vltava reads these configs only at start-up; set them in server.properties and restart: Set(listeners)"},
 		{"unknown keys are stored, as in Kafka", map[string]string{"my.plugin.setting": "x"}, false, ""},
 		{"unknown security keys are refused", map[string]string{"principal.builder.class": "x"}, true, "principal.builder.class: Java plugin classes cannot be loaded"},
-		{"prefixed ssl config per broker", map[string]string{"listener.name.external.ssl.keystore.location": "/ks"}, true, "listener.name.external.ssl.keystore.location: TLS listeners are not supported yet"},
+		{"prefixed ssl config per broker", map[string]string{"listener.name.external.ssl.keystore.location": "/ks"}, true, ""},
 		{"read-only key", map[string]string{"node.id": "3", "log.retention.hours": "1"}, true, "Cannot update these configs dynamically: Set(log.retention.hours, node.id)"},
 		{"listeners at cluster level", map[string]string{"listeners": "PLAINTEXT://:9092"}, false, "Cannot update these configs at default cluster level, broker id must be specified: Set(listeners)"},
 		{"ssl config without listener prefix", map[string]string{"ssl.keystore.location": "/ks"}, true, "only per-listener using the listener prefix: Set(ssl.keystore.location)"},

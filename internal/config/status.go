@@ -56,8 +56,8 @@ type Support struct {
 
 // Reasons shared by several keys.
 const (
-	whyTLS         = "TLS listeners are not supported yet"
-	whySASL        = "SASL authentication is not supported yet"
+	whyTLS         = "this TLS setting is not supported (Java's JSSE-specific settings have no Go equivalent)"
+	whySASL        = "this SASL setting is not supported"
 	whyAuthorizer  = "only the StandardAuthorizer's keys (authorizer.class.name, super.users, allow.everyone.if.no.acl.found) are supported"
 	whyPlugin      = "Java plugin classes cannot be loaded; Vltava has no plugin interface"
 	whyThreads     = "Vltava has no fixed thread pools: every connection has its own goroutines and background work runs on goroutines of its own"
@@ -95,42 +95,32 @@ var keyStatus = map[string]Support{
 	"metadata.log.max.record.bytes.between.snapshots": defaultOnly(whyMetadataLog),
 	"metadata.log.max.snapshot.interval.ms":           defaultOnly(whyMetadataLog),
 	"eligible.leader.replicas.enable":                 defaultOnly("eligible leader replicas (KIP-966) are not supported"),
-	"sasl.mechanism.controller.protocol":              defaultOnly(whySASL),
 
 	// Network.
-	"security.inter.broker.protocol":            {Status: Honoured}, // only PLAINTEXT, checked in checkSecurityProtocols
-	"listener.security.protocol.map":            {Status: Honoured}, // likewise, for the listeners in use
-	"socket.listen.backlog.size":                defaultOnly("the accept backlog is the operating system's (Go's net package sets it from somaxconn)"),
-	"socket.connection.setup.timeout.ms":        defaultOnly(whyOutbound),
-	"socket.connection.setup.timeout.max.ms":    defaultOnly(whyOutbound),
-	"connection.failed.authentication.delay.ms": defaultOnly(whySASL),
-	"connections.max.reauth.ms":                 defaultOnly(whySASL),
-	"queued.max.requests":                       defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
-	"queued.max.request.bytes":                  defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
-	"num.network.threads":                       defaultOnly(whyThreads),
-	"num.io.threads":                            defaultOnly(whyThreads),
-	"background.threads":                        defaultOnly(whyThreads),
-	"max.request.partition.size.limit":          defaultOnly("no request is limited in the partitions it may name"),
+	"socket.listen.backlog.size":             defaultOnly("the accept backlog is the operating system's (Go's net package sets it from somaxconn)"),
+	"socket.connection.setup.timeout.ms":     defaultOnly(whyOutbound),
+	"socket.connection.setup.timeout.max.ms": defaultOnly(whyOutbound),
+	"queued.max.requests":                    defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
+	"queued.max.request.bytes":               defaultOnly("each connection reads at most one request ahead of the one being handled; there is no shared request queue"),
+	"num.network.threads":                    defaultOnly(whyThreads),
+	"num.io.threads":                         defaultOnly(whyThreads),
+	"background.threads":                     defaultOnly(whyThreads),
+	"max.request.partition.size.limit":       defaultOnly("no request is limited in the partitions it may name"),
 
 	// Security.
-	"sasl.enabled.mechanisms":               defaultOnly(whySASL),
-	"sasl.mechanism.inter.broker.protocol":  defaultOnly(whySASL),
-	"sasl.jaas.config":                      defaultOnly(whySASL),
-	"ssl.keystore.type":                     defaultOnly(whyTLS),
-	"ssl.keystore.location":                 defaultOnly(whyTLS),
-	"ssl.keystore.password":                 defaultOnly(whyTLS),
-	"ssl.key.password":                      defaultOnly(whyTLS),
-	"ssl.keystore.key":                      defaultOnly(whyTLS),
-	"ssl.keystore.certificate.chain":        defaultOnly(whyTLS),
-	"ssl.truststore.type":                   defaultOnly(whyTLS),
-	"ssl.truststore.location":               defaultOnly(whyTLS),
-	"ssl.truststore.password":               defaultOnly(whyTLS),
-	"ssl.truststore.certificates":           defaultOnly(whyTLS),
-	"ssl.client.auth":                       defaultOnly(whyTLS),
-	"ssl.protocol":                          defaultOnly(whyTLS),
-	"ssl.enabled.protocols":                 defaultOnly(whyTLS),
-	"ssl.cipher.suites":                     defaultOnly(whyTLS),
-	"ssl.endpoint.identification.algorithm": defaultOnly(whyTLS),
+	// The ssl.* key and trust stores are reloaded when changed per listener
+	// (listener.name.<l>.ssl.keystore.location and the like), as Kafka's
+	// SslConfigs.RECONFIGURABLE_CONFIGS.
+	"ssl.keystore.type":              {Status: Honoured, Dynamic: true},
+	"ssl.keystore.location":          {Status: Honoured, Dynamic: true},
+	"ssl.keystore.password":          {Status: Honoured, Dynamic: true},
+	"ssl.key.password":               {Status: Honoured, Dynamic: true},
+	"ssl.keystore.key":               {Status: Honoured, Dynamic: true},
+	"ssl.keystore.certificate.chain": {Status: Honoured, Dynamic: true},
+	"ssl.truststore.type":            {Status: Honoured, Dynamic: true},
+	"ssl.truststore.location":        {Status: Honoured, Dynamic: true},
+	"ssl.truststore.password":        {Status: Honoured, Dynamic: true},
+	"ssl.truststore.certificates":    {Status: Honoured, Dynamic: true},
 
 	// Log manager.
 	"num.recovery.threads.per.data.dir":             defaultOnly("logs are recovered 2×GOMAXPROCS at a time, whatever the number of log directories"),
@@ -285,6 +275,15 @@ func refusal(key string, s Support) string {
 // listener).
 const whyPerListener = "per-listener overrides (listener.name.<listener>.<key>) are not supported; set the broker-wide key"
 
+// perListenerKey reports whether a key is read per listener
+// (listener.name.<l>.<key>, and for sasl.jaas.config
+// listener.name.<l>.<mechanism>.sasl.jaas.config): the TLS and SASL
+// settings and connections.max.reauth.ms, as Kafka's ChannelBuilders read
+// them.
+func perListenerKey(base string) bool {
+	return strings.HasPrefix(base, "ssl.") || strings.HasPrefix(base, "sasl.") || base == "connections.max.reauth.ms"
+}
+
 // checkBrokerSupport refuses, at start-up, every DefaultOnly broker key set to
 // anything but its default, and listener-prefixed forms of honoured keys.
 func checkBrokerSupport(props map[string]string) []error {
@@ -304,7 +303,7 @@ func unsupportedBrokerValue(key, value string) string {
 		return ""
 	}
 	s := BrokerSupport(key)
-	if _, prefixed := listenerBase(key); prefixed && s.Status == Honoured {
+	if base, prefixed := listenerBase(key); prefixed && s.Status == Honoured && !perListenerKey(base) {
 		return fmt.Sprintf("%s: %s", key, whyPerListener)
 	}
 	if s.Status == DefaultOnly && !isDefault(d, value) {

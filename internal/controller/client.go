@@ -18,6 +18,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/security/clientauth"
 )
 
 // ForwardClientID is the client id of requests a broker forwards to the
@@ -63,7 +64,12 @@ type ClientOptions struct {
 	// LeaderAddr, for a dynamic quorum, returns the leader's controller
 	// endpoint (its raft address), "" when unknown.
 	LeaderAddr func() string
-	Logger     *slog.Logger
+	// Security is how connections to the controllers are made: the
+	// controller listener's protocol (controller.listener.names,
+	// listener.security.protocol.map), TLS and SASL
+	// (sasl.mechanism.controller.protocol); nil: PLAINTEXT.
+	Security *clientauth.Security
+	Logger   *slog.Logger
 }
 
 // Client is this broker's channel to the active controller (KRaft's
@@ -171,7 +177,7 @@ func (c *Client) controllerConn(tried map[string]bool, apiKey int16) (*rpcConn, 
 	key := addr + "/" + channelOf(apiKey)
 	cn, ok := c.mu.conns[key]
 	if !ok {
-		cn = newRPCConn(addr, ForwardClientID, quorum.ControllerRPCByte)
+		cn = newRPCConn(addr, ForwardClientID, quorum.ControllerRPCByte, c.o.Security)
 		c.mu.conns[key] = cn
 	}
 	return cn, nil

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/security/clientauth"
 )
 
 // rpcConn is one Kafka-protocol connection from this node to a controller's
@@ -28,20 +30,27 @@ import (
 //
 // Thread-safety: call is safe for concurrent use; calls are serialized by mu.
 type rpcConn struct {
-	addr   string
-	marker byte
-	fmt    *kmsg.RequestFormatter
+	addr     string
+	clientID string
+	marker   byte
+	fmt      *kmsg.RequestFormatter
+	// security is the controller listener's protocol (TLS, then the
+	// marker byte, then SASL: clientauth.Dial).
+	security *clientauth.Security
 
 	mu struct {
 		sync.Mutex
-		conn   net.Conn
+		conn   *clientauth.Conn
 		r      *bufio.Reader
 		corrID int32
 	}
 }
 
-func newRPCConn(addr, clientID string, marker byte) *rpcConn {
-	return &rpcConn{addr: addr, marker: marker, fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
+func newRPCConn(addr, clientID string, marker byte, sec *clientauth.Security) *rpcConn {
+	if sec == nil {
+		sec = clientauth.Plaintext
+	}
+	return &rpcConn{addr: addr, clientID: clientID, marker: marker, security: sec, fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
 }
 
 // maxRPCResponse bounds a control-plane response; they are small.
@@ -52,15 +61,14 @@ const maxRPCResponse = 64 << 20
 func (c *rpcConn) call(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.mu.conn != nil && c.mu.conn.Expired() {
+		// The SASL session ends soon (KIP-368): authenticate anew.
+		c.mu.conn.Close()
+		c.mu.conn, c.mu.r = nil, nil
+	}
 	if c.mu.conn == nil {
-		d := net.Dialer{Timeout: 5 * time.Second}
-		conn, err := d.DialContext(ctx, "tcp", c.addr)
+		conn, err := c.security.Dial(ctx, c.addr, c.clientID, []byte{c.marker}, 5*time.Second)
 		if err != nil {
-			return nil, err
-		}
-		conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if _, err := conn.Write([]byte{c.marker}); err != nil {
-			conn.Close()
 			return nil, err
 		}
 		c.mu.conn, c.mu.r = conn, bufio.NewReader(conn)

@@ -36,6 +36,9 @@ type Image struct {
 	clientQuotas *ClientQuotas
 	// acls is the ACL bindings (acl_records.go); nil means none.
 	acls *ACLSet
+	// scram holds the SCRAM credentials (scram.go); replaced, never
+	// modified, on change.
+	scram map[ScramKey]ScramCredential
 
 	// sortedTopics caches Topics(); computed on first use.
 	sortedTopics atomic.Pointer[[]*TopicImage]
@@ -283,6 +286,7 @@ func (img *Image) Records() []Record {
 	}
 	recs = appendClientQuotaRecords(recs, img.clientQuotas)
 	recs = appendACLRecords(recs, img.acls)
+	recs = img.appendScramRecords(recs)
 	return recs
 }
 

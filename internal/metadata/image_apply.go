@@ -59,6 +59,8 @@ type imageBuilder struct {
 	clusterID         string
 	clientQuotas      *ClientQuotas
 	acls              aclBuilder
+	scram             map[ScramKey]ScramCredential
+	scramCopied       bool
 }
 
 func newImageBuilder(img *Image) *imageBuilder {
@@ -76,6 +78,7 @@ func newImageBuilder(img *Image) *imageBuilder {
 		clusterID:         img.clusterID,
 		clientQuotas:      img.clientQuotas,
 		acls:              aclBuilder{set: img.acls},
+		scram:             img.scram,
 	}
 }
 
@@ -92,6 +95,7 @@ func (b *imageBuilder) build(offset int64) *Image {
 		clusterID:         b.clusterID,
 		clientQuotas:      b.clientQuotas,
 		acls:              b.acls.set,
+		scram:             b.scram,
 	}
 }
 
@@ -130,6 +134,8 @@ func (b *imageBuilder) apply(r Record) error {
 		}
 		b.clusterID = r.ClusterID
 		return nil
+	case *UserScramCredentialRecord, *RemoveUserScramCredentialRecord:
+		return b.applyScram(r)
 	case nil:
 		return fmt.Errorf("nil record")
 	}

@@ -57,6 +57,10 @@ func (t RecordType) String() string {
 		return "AccessControlEntryRecord"
 	case RemoveAccessControlEntryRecordType:
 		return "RemoveAccessControlEntryRecord"
+	case UserScramCredentialRecordType:
+		return "UserScramCredentialRecord"
+	case RemoveUserScramCredentialRecordType:
+		return "RemoveUserScramCredentialRecord"
 	}
 	return fmt.Sprintf("RecordType(%d)", int8(t))
 }
@@ -238,6 +242,10 @@ func newRecord(t RecordType) (Record, bool) {
 		return &AccessControlEntryRecord{}, true
 	case RemoveAccessControlEntryRecordType:
 		return &RemoveAccessControlEntryRecord{}, true
+	case UserScramCredentialRecordType:
+		return &UserScramCredentialRecord{}, true
+	case RemoveUserScramCredentialRecordType:
+		return &RemoveUserScramCredentialRecord{}, true
 	}
 	return nil, false
 }

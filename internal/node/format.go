@@ -31,6 +31,9 @@ type FormatOptions struct {
 	// IgnoreFormatted skips dirs that are formatted already instead of
 	// failing.
 	IgnoreFormatted bool
+	// Bootstrap are records for the cluster's first commit (--add-scram,
+	// ParseAddScram), written beside the metadata log.
+	Bootstrap []metadata.Record
 }
 
 // FormatResult says what Format wrote.
@@ -135,6 +138,11 @@ func Format(cfg *config.Broker, o FormatOptions) (FormatResult, error) {
 		res.Formatted = append(res.Formatted, d)
 		if d == cfg.MetadataLogDir && len(res.InitialVoters) > 0 {
 			if err := quorum.WriteBootstrapVoters(raftDir(cfg), res.InitialVoters); err != nil {
+				return res, err
+			}
+		}
+		if d == cfg.MetadataLogDir && len(o.Bootstrap) > 0 {
+			if err := metadata.WriteBootstrapRecords(raftDir(cfg), o.Bootstrap); err != nil {
 				return res, err
 			}
 		}

@@ -84,6 +84,8 @@ type Node struct {
 	handler server.Handler
 	// dirs tracks failed log dirs (dir_failure.go).
 	dirs dirFailures
+	// listenerSec is each listener's TLS and SASL (listener_security.go).
+	listenerSec map[string]listenerSecurity
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -105,6 +107,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: log, ready: make(chan struct{})}
+	if n.listenerSec, err = buildListenerSecurity(cfg, scramStore{n}); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			n.closeAll(false)
@@ -146,6 +151,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		ValidateGroupConfigs:     func(c map[string]string) error { return config.ValidateGroupConfigs(cfg, c) },
 		UncleanLeaderElection:    cfg.UncleanLeaderElectionEnable,
 		DeleteTopicDisabled:      !cfg.DeleteTopicEnable,
+		BootstrapRecords:         func() ([]metadata.Record, error) { return metadata.ReadBootstrapRecords(raftDir(cfg)) },
 		Logger:                   log.With("component", "controller"),
 	})
 	if isController(cfg) {
@@ -176,10 +182,15 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		// look when no leader is known.
 		voters, bootstrap, leaderAddr = nil, bootstrapServers(cfg), n.meta.LeaderAddr
 	}
+	ctrlSec, err := controllerSecurity(cfg) // interbroker_security.go
+	if err != nil {
+		return nil, err
+	}
 	n.channel = controller.NewClient(controller.ClientOptions{
 		NodeID: cfg.NodeID, Quorum: n.meta, Active: n.active, Controller: n.controller,
 		Voters: voters, BootstrapServers: bootstrap, LeaderAddr: leaderAddr,
-		Logger: log.With("component", "controller-channel"),
+		Security: ctrlSec,
+		Logger:   log.With("component", "controller-channel"),
 	})
 	if !isBroker(cfg) {
 		if err := n.startControllerOnly(); err != nil {
@@ -226,9 +237,14 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	// handler, the follower side by the fetchers; the limits follow the
 	// dynamic broker configs of each image.
 	quotas := replication.NewQuotas()
+	ibSec, err := interBrokerSecurity(cfg) // interbroker_security.go
+	if err != nil {
+		return nil, err
+	}
 	n.replicas = replication.NewManager(replication.Options{
 		NodeID: cfg.NodeID, Config: cfg, Partitions: n.partitions, Quotas: quotas,
-		Logger: log.With("component", "replication"),
+		Security: ibSec,
+		Logger:   log.With("component", "replication"),
 	})
 	n.groups = group.NewCoordinator(group.Options{
 		Config: groupCfg,
@@ -255,6 +271,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		n.groups.ApplyImage(img)
 		n.txns.ApplyImage(img)
 		n.applyConnectionQuotas(img)
+		n.applyListenerTLS(img)
 	})
 	initial := n.meta.Image()
 	if err := n.partitions.Apply(initial); err != nil {
@@ -288,11 +305,11 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		if slices.Contains(cfg.ControllerListenerNames, l.Name) {
 			continue // the metadata quorum's (raft) listener
 		}
-		lcs = append(lcs, server.ListenerConfig{
+		lcs = append(lcs, n.secure(server.ListenerConfig{
 			Name:             l.Name,
 			SecurityProtocol: l.SecurityProtocol,
 			Addr:             net.JoinHostPort(l.Host, strconv.Itoa(l.Port)),
-		})
+		}))
 	}
 	img := n.meta.Image()
 	quotas0 := cfg.ConnectionQuotas(img.BrokerConfig(strconv.Itoa(int(cfg.NodeID))), img.BrokerConfig(""))
@@ -436,7 +453,9 @@ func (n *Node) serveControllerAPIs(b *broker.Broker) error {
 		proto = "PLAINTEXT"
 	}
 	ln := n.meta.ControllerListener()
-	if err := n.quorumServer.Serve(ln, server.ListenerConfig{Name: name, SecurityProtocol: proto}); err != nil {
+	// TLS, if any, is the quorum port's (quorum.QuorumTLS); SASL
+	// authenticates the Kafka-protocol connections.
+	if err := n.quorumServer.Serve(ln, server.ListenerConfig{Name: name, SecurityProtocol: proto, SASL: n.listenerSec[name].sasl}); err != nil {
 		return err
 	}
 	n.log.Info("serving controller APIs on the quorum port", "listener", name, "addr", ln.Addr().String())
@@ -525,6 +544,10 @@ func openQuorum(cfg *config.Broker, mode quorumMode, mp metadata.MetaProperties,
 		Voter:  isController(cfg),
 		Voters: quorumVoters(cfg),
 		Logger: log,
+	}
+	var err error
+	if rc.TLS, err = quorumTLS(cfg); err != nil { // interbroker_security.go
+		return nil, err
 	}
 	var ctrlListener *config.Listener
 	for _, l := range cfg.Listeners {

@@ -280,12 +280,16 @@ const probeTimeout = 2 * time.Second
 // lead a second cluster beside it. Servers that do not answer are skipped
 // (on the very first start none is up yet).
 func refuseSecondQuorum(cfg *config.Broker, self string) error {
+	tlsc, err := quorumTLS(cfg)
+	if err != nil {
+		return err
+	}
 	for _, s := range bootstrapServers(cfg) {
 		if sameEndpoint(s, self) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		leader, err := quorum.ProbeLeader(ctx, s)
+		leader, err := quorum.ProbeLeader(ctx, s, tlsc)
 		cancel()
 		if err == nil && leader != "" && !sameEndpoint(leader, self) {
 			return fmt.Errorf("node %d was formatted --standalone, but a metadata quorum already runs (bootstrap server %s knows leader %s), so it would form a second cluster; remove %s so that the node joins that quorum as an observer (%s), then `vltava cluster add-controller`",

@@ -238,7 +238,7 @@ func (c *testController) partitionImage() metadata.PartitionImage {
 // partition's error and base offset.
 func produce(t *testing.T, n *testNode, acks int16, records int, timeout time.Duration) (perr error, base int64) {
 	t.Helper()
-	conn, err := dialBroker(n.addr, "test-producer", time.Second)
+	conn, err := dialBroker(nil, n.addr, "test-producer", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

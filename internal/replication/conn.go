@@ -1,14 +1,16 @@
 package replication
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/security/clientauth"
 )
 
 // brokerConn is one Kafka-protocol connection from a fetcher to a leader's
@@ -18,20 +20,29 @@ import (
 //
 // Thread-safety: none; a brokerConn belongs to one fetcher goroutine.
 type brokerConn struct {
-	c         net.Conn
+	c         *clientauth.Conn
 	formatter *kmsg.RequestFormatter
 	corr      int32
 	wbuf      []byte
 	rbuf      []byte
 }
 
-func dialBroker(addr, clientID string, timeout time.Duration) (*brokerConn, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
+// dialBroker connects with the inter-broker listener's security protocol
+// (TLS and SASL, clientauth); sec nil is PLAINTEXT.
+func dialBroker(sec *clientauth.Security, addr, clientID string, timeout time.Duration) (*brokerConn, error) {
+	if sec == nil {
+		sec = clientauth.Plaintext
+	}
+	c, err := sec.Dial(context.Background(), addr, clientID, nil, timeout)
 	if err != nil {
 		return nil, err
 	}
 	return &brokerConn{c: c, formatter: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}, nil
 }
+
+// errSessionExpired ends a connection whose SASL session is about to
+// expire (KIP-368): the fetcher dials again, authenticating anew.
+var errSessionExpired = errors.New("SASL session expiring: reconnecting")
 
 func (b *brokerConn) close() error { return b.c.Close() }
 
@@ -42,6 +53,9 @@ const maxResponseSize = 1 << 30
 // roundTrip sends req and decodes its response into resp (of the same API),
 // failing if the exchange is not done by deadline.
 func (b *brokerConn) roundTrip(req kmsg.Request, resp kmsg.Response, deadline time.Time) error {
+	if b.c.Expired() {
+		return errSessionExpired
+	}
 	b.corr++
 	b.wbuf = b.formatter.AppendRequest(b.wbuf[:0], req, b.corr)
 	if err := b.c.SetDeadline(deadline); err != nil {

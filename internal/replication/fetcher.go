@@ -142,7 +142,7 @@ func (f *fetcher) run() {
 			continue
 		}
 		if conn == nil {
-			c, err := dialBroker(f.addr, fmt.Sprintf("vltava-replica-fetcher-%d-%d", f.m.nodeID, f.key.id), socketTimeout)
+			c, err := dialBroker(f.m.security, f.addr, fmt.Sprintf("vltava-replica-fetcher-%d-%d", f.m.nodeID, f.key.id), socketTimeout)
 			if err != nil {
 				log.Debug("connecting to leader", "err", err)
 				if !f.sleep(f.backoff()) {
@@ -151,7 +151,7 @@ func (f *fetcher) run() {
 				continue
 			}
 			// replica.socket.receive.buffer.bytes (-1: the OS's).
-			if tc, ok := c.c.(*net.TCPConn); ok && f.m.cfg.ReplicaSocketReceiveBufferBytes > 0 {
+			if tc, ok := c.c.Raw.(*net.TCPConn); ok && f.m.cfg.ReplicaSocketReceiveBufferBytes > 0 {
 				tc.SetReadBuffer(int(f.m.cfg.ReplicaSocketReceiveBufferBytes))
 			}
 			f.mu.Lock()

@@ -21,6 +21,7 @@ import (
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/security/clientauth"
 	"github.com/vltava/vltava/internal/storage"
 )
 
@@ -32,7 +33,10 @@ type Options struct {
 	// Quotas are the replication throttles; their limits follow the
 	// dynamic broker configs of each image. Zero: unlimited.
 	Quotas Quotas
-	Logger *slog.Logger
+	// Security is how fetchers connect to the leaders' inter-broker
+	// listeners (its protocol, TLS and SASL); nil: PLAINTEXT.
+	Security *clientauth.Security
+	Logger   *slog.Logger
 }
 
 // Manager keeps one fetcher per (leader, fetcher id) for the partitions this
@@ -45,6 +49,7 @@ type Manager struct {
 	cfg        *config.Broker
 	partitions *partition.Manager
 	quotas     Quotas
+	security   *clientauth.Security
 	log        *slog.Logger
 
 	mu struct {
@@ -75,7 +80,7 @@ func NewManager(o Options) *Manager {
 	if quotas.Leader == nil || quotas.Follower == nil {
 		quotas = NewQuotas()
 	}
-	m := &Manager{nodeID: o.NodeID, cfg: o.Config, partitions: o.Partitions, quotas: quotas, log: log.With("component", "replication"), stop: make(chan struct{})}
+	m := &Manager{nodeID: o.NodeID, cfg: o.Config, partitions: o.Partitions, quotas: quotas, security: o.Security, log: log.With("component", "replication"), stop: make(chan struct{})}
 	m.mu.fetchers = make(map[fetcherKey]*fetcher)
 	interval := max(o.Partitions.ReplicaLagTimeMax()/2, 10*time.Millisecond)
 	m.wg.Add(1)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -87,13 +88,46 @@ func writeFrame(bw *bufio.Writer, nc net.Conn, f frame) error {
 	return nil
 }
 
+// regionBuffers are the buffers file regions are read into on connections
+// where sendfile cannot be used (TLS: the bytes must be encrypted in user
+// space). 64 KiB is four TLS records of 16 KiB, so each pread feeds whole
+// records to the TLS writer.
+var regionBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// copyFileRegion sends a file region by pread into a pooled buffer and a
+// write of what was read: no lock is held, and the buffer is not allocated
+// per fetch.
+func copyFileRegion(w io.Writer, f *os.File, offset, length int64) error {
+	bp := regionBuffers.Get().(*[]byte)
+	defer regionBuffers.Put(bp)
+	buf := *bp
+	for length > 0 {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), length)], offset)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			offset += int64(n)
+			length -= int64(n)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && length > 0 {
+				return fmt.Errorf("file region ended with %d bytes left to send", length)
+			}
+			if !errors.Is(err, io.EOF) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // sendFileRegion sends length bytes of f from offset to nc: with sendfile
 // on a TCP connection, otherwise by reading and writing.
 func sendFileRegion(nc net.Conn, f *os.File, offset, length int64) error {
 	tc, ok := nc.(*net.TCPConn)
 	if !ok {
-		_, err := io.Copy(nc, io.NewSectionReader(f, offset, length))
-		return err
+		return copyFileRegion(nc, f, offset, length)
 	}
 	raw, err := tc.SyscallConn()
 	if err != nil {

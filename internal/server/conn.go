@@ -25,9 +25,16 @@ import (
 // not handled before request N's response is queued, which is the ordering
 // Kafka clients rely on.
 type conn struct {
-	srv    *Server
+	srv *Server
+	// nc is the accepted socket, closed to end the connection; stream is
+	// what requests are read from and responses written to: nc, or the
+	// TLS connection over it.
 	nc     net.Conn
+	stream net.Conn
+	lcfg   ListenerConfig
 	info   ConnInfo
+	// sasl is the connection's SASL state on SASL_* listeners.
+	sasl   *SASLSession
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -45,8 +52,10 @@ type conn struct {
 func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
 	ctx, cancel := context.WithCancel(srv.ctx)
 	c := &conn{
-		srv: srv,
-		nc:  nc,
+		srv:    srv,
+		nc:     nc,
+		stream: nc,
+		lcfg:   l.cfg,
 		info: ConnInfo{
 			ID:               id,
 			Listener:         l.cfg.Name,
@@ -61,6 +70,11 @@ func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
 		writeDone: make(chan struct{}),
 	}
 	c.log = srv.log.With("conn", id, "remote", c.info.Remote.String(), "listener", l.cfg.Name)
+	if l.cfg.SASL != nil {
+		host, _, _ := net.SplitHostPort(c.info.Remote.String())
+		c.sasl = newSASLSession(l.cfg.SASL, &c.info, l.cfg.TLS != nil, host)
+		c.info.SASL = c.sasl
+	}
 	return c
 }
 
@@ -72,6 +86,11 @@ func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
 // request returns. readLoop holds at most one frame beyond the one being
 // handled, which bounds a pipelining client's memory here.
 func (c *conn) serve() {
+	if !c.authenticateTransport() {
+		c.cancel()
+		c.nc.Close()
+		return
+	}
 	go c.writeLoop()
 	frames := make(chan []byte)
 	readDone := make(chan struct{})
@@ -82,12 +101,15 @@ func (c *conn) serve() {
 	}()
 	defer func() {
 		c.cancel()
+		// Answers already queued (a failed authentication's) are
+		// written before the socket closes, within a bound.
+		close(c.out)
+		c.stream.SetWriteDeadline(time.Now().Add(time.Second))
+		<-c.writeDone
 		c.nc.Close() // unblocks readLoop
 		for range frames {
 		}
 		<-readDone
-		close(c.out)
-		<-c.writeDone
 	}()
 	for frame := range frames {
 		c.busy.Store(true)
@@ -130,7 +152,7 @@ func (c *conn) awaitThrottle() bool {
 // context.
 func (c *conn) readLoop(frames chan<- []byte) {
 	defer c.cancel()
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	br := bufio.NewReaderSize(c.stream, 64<<10)
 	var sizeBuf [4]byte
 	for {
 		if err := c.setIdleDeadline(); err != nil {
@@ -155,7 +177,7 @@ func (c *conn) readLoop(frames chan<- []byte) {
 		frame := getFrame(int(size))
 		// A frame in progress is read without the idle deadline: a
 		// slow sender of a large request is not idle.
-		c.nc.SetReadDeadline(time.Time{})
+		c.stream.SetReadDeadline(time.Time{})
 		if _, err := io.ReadFull(br, frame); err != nil {
 			putFrame(frame)
 			c.logReadEnd(err)
@@ -173,7 +195,7 @@ func (c *conn) setIdleDeadline() error {
 	if c.srv.cfg.IdleTimeout <= 0 {
 		return nil
 	}
-	return c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+	return c.stream.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
 }
 
 func (c *conn) logReadEnd(err error) {
@@ -193,10 +215,21 @@ func (c *conn) logReadEnd(err error) {
 // versions close the connection, as Kafka does.
 func (c *conn) handleFrame(frame []byte) (keepOpen bool) {
 	received := time.Now()
+	if c.sasl != nil && c.sasl.raw {
+		return c.handleRawToken(frame)
+	}
 	h, body, err := parseHeader(frame)
 	if err != nil {
 		c.log.Warn("closing connection: malformed request", "err", err)
 		return false
+	}
+	if c.sasl != nil {
+		if err := c.sasl.admits(h.key); err != nil {
+			// Kafka's SaslServerAuthenticator closes the connection
+			// (IllegalSaslStateException) on any other request.
+			c.log.Info("closing connection", "api", kmsg.NameForKey(h.key), "reason", err.Error())
+			return false
+		}
 	}
 	minV, maxV, ok := c.srv.handler.VersionRange(h.key)
 	if !ok {
@@ -255,7 +288,7 @@ func (c *conn) handleFrame(frame []byte) (keepOpen bool) {
 	}
 	select {
 	case c.out <- encodeFrame(h.correlationID, resp):
-		return true
+		return c.sasl == nil || !c.sasl.closeAfterResponse
 	case <-c.writeDone:
 		return false
 	}
@@ -278,9 +311,9 @@ func (c *conn) callHandler(r *Request) (resp kmsg.Response, err error) {
 // one write.
 func (c *conn) writeLoop() {
 	defer close(c.writeDone)
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	bw := bufio.NewWriterSize(c.stream, 64<<10)
 	for f := range c.out {
-		if err := writeFrame(bw, c.nc, f); err != nil {
+		if err := writeFrame(bw, c.stream, f); err != nil {
 			c.fail(err)
 			return
 		}
@@ -291,7 +324,7 @@ func (c *conn) writeLoop() {
 					more = false
 					break
 				}
-				if err := writeFrame(bw, c.nc, f); err != nil {
+				if err := writeFrame(bw, c.stream, f); err != nil {
 					c.fail(err)
 					return
 				}

@@ -42,6 +42,10 @@ type ConnInfo struct {
 	// handler goroutine writes it, between requests (re-authentication,
 	// KIP-368, replaces it), so handlers read it without a lock.
 	Principal security.Principal
+	// SASL is the connection's SASL state on SASL_PLAINTEXT and SASL_SSL
+	// listeners (the SaslHandshake and SaslAuthenticate handlers drive
+	// it), nil elsewhere.
+	SASL *SASLSession
 
 	// throttledUntil is when a KIP-219 mute ends (Throttle); handler
 	// goroutine only.

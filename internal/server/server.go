@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vltava/vltava/internal/security/tlsconf"
 )
 
 // ListenerConfig is one listener: a name (as in listeners=NAME://host:port),
@@ -21,6 +23,12 @@ type ListenerConfig struct {
 	Name             string
 	SecurityProtocol string
 	Addr             string
+	// TLS is set for SSL and SASL_SSL: connections start with a TLS
+	// handshake.
+	TLS *tlsconf.Provider
+	// SASL is set for SASL_PLAINTEXT and SASL_SSL: connections must
+	// authenticate before anything but ApiVersions is served.
+	SASL *SASLConfig
 }
 
 // Config holds the server's settings.
@@ -45,6 +53,11 @@ type Config struct {
 	// as Kafka's acceptor closes a throttled socket after its throttle
 	// time so the client does not reconnect at once.
 	ConnectionRate func(ip string) time.Duration
+	// AuthenticationTimeout bounds the TLS handshake and the SASL
+	// exchange of a new connection: one not authenticated by then is
+	// closed. Zero means IdleTimeout (connections.max.idle.ms, which in
+	// Kafka closes a client that stalls its handshake); both zero: none.
+	AuthenticationTimeout time.Duration
 }
 
 // Server owns the listeners and their connections.

@@ -158,6 +158,9 @@ type clusterOptions struct {
 	// nodes in later are formatted to join later and not started.
 	dynamic bool
 	later   []int32
+	// clientOpts are added to every client the harness makes (the
+	// security of WithSecureListeners).
+	clientOpts []kgo.Opt
 }
 
 // Option configures StartCluster.
@@ -379,6 +382,7 @@ func (c *Cluster) newClient(addrs []string, opts ...kgo.Opt) (*kgo.Client, error
 	if d := c.topo.dial(); d != nil {
 		base = append(base, kgo.Dialer(d))
 	}
+	base = append(base, c.opts.clientOpts...)
 	return kgo.NewClient(append(base, opts...)...)
 }
 

@@ -116,6 +116,8 @@ func TestMain(m *testing.M) {
 // brokerOptions collects StartBroker options.
 type brokerOptions struct {
 	overrides [][2]string
+	// extraListeners follow the PLAINTEXT listener the harness probes.
+	extraListeners []string
 }
 
 // Option configures StartBroker.
@@ -125,6 +127,12 @@ type Option func(*brokerOptions)
 // --override key=value; translated to the matching kfake flag).
 func WithOverride(key, value string) Option {
 	return func(o *brokerOptions) { o.overrides = append(o.overrides, [2]string{key, value}) }
+}
+
+// WithExtraListeners adds listeners (NAME://host:port) after the
+// PLAINTEXT one the harness uses to tell the broker is ready.
+func WithExtraListeners(ls ...string) Option {
+	return func(o *brokerOptions) { o.extraListeners = append(o.extraListeners, ls...) }
 }
 
 // Broker is one broker process under test, owned by a single test.
@@ -287,8 +295,9 @@ func (b *Broker) args() []string {
 		}
 		return args
 	}
+	listeners := strings.Join(append([]string{"PLAINTEXT://" + b.addr}, b.opts.extraListeners...), ",")
 	args := []string{"server",
-		"--override", "listeners=PLAINTEXT://" + b.addr,
+		"--override", "listeners=" + listeners,
 		"--override", "log.dirs=" + b.dataDir,
 	}
 	for _, kv := range b.opts.overrides {

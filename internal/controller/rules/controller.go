@@ -47,6 +47,10 @@ type ControllerConfig struct {
 	// DeleteTopicDisabled is delete.topic.enable=false: DeleteTopics fails
 	// with TOPIC_DELETION_DISABLED.
 	DeleteTopicDisabled bool
+	// BootstrapRecords returns the records `storage format` left for the
+	// cluster's first commit (--add-scram credentials); committed with
+	// the cluster id, so exactly once per cluster. nil: none.
+	BootstrapRecords func() ([]metadata.Record, error)
 	// Logger receives controller events; nil discards them.
 	Logger *slog.Logger
 	// Rand seeds replica placement; nil uses a random seed. Tests set it for
@@ -174,7 +178,15 @@ func (c *Controller) EnsureClusterID(ctx context.Context, id string) (string, er
 	if existing := c.log.Image().ClusterID(); existing != "" {
 		return existing, nil
 	}
-	if _, err := c.log.Commit(ctx, []metadata.Record{&metadata.ClusterIDRecord{ClusterID: id}}); err != nil {
+	recs := []metadata.Record{&metadata.ClusterIDRecord{ClusterID: id}}
+	if c.cfg.BootstrapRecords != nil {
+		boot, err := c.cfg.BootstrapRecords()
+		if err != nil {
+			return "", err
+		}
+		recs = append(recs, boot...)
+	}
+	if _, err := c.log.Commit(ctx, recs); err != nil {
 		return "", err
 	}
 	return id, nil

@@ -131,9 +131,8 @@ func (l *RaftLog) answerJoin(line []byte) joinResponse {
 }
 
 // callJoin sends one join request to addr; ctx ending aborts it.
-func callJoin(ctx context.Context, addr string, req joinRequest) (joinResponse, error) {
-	d := net.Dialer{Timeout: joinRPCTimeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+func callJoin(ctx context.Context, addr string, req joinRequest, tlsc *QuorumTLS) (joinResponse, error) {
+	conn, err := tlsc.dial(ctx, addr, joinRPCTimeout)
 	if err != nil {
 		return joinResponse{}, err
 	}
@@ -159,8 +158,8 @@ func callJoin(ctx context.Context, addr string, req joinRequest) (joinResponse, 
 // ProbeLeader asks the quorum member at addr (a controller endpoint) which
 // node it knows as leader, without joining: the raft address of the leader,
 // "" when it knows none. Start-up uses it to refuse a second quorum.
-func ProbeLeader(ctx context.Context, addr string) (string, error) {
-	resp, err := callJoin(ctx, addr, joinRequest{Probe: true})
+func ProbeLeader(ctx context.Context, addr string, tlsc *QuorumTLS) (string, error) {
+	resp, err := callJoin(ctx, addr, joinRequest{Probe: true}, tlsc)
 	if err != nil {
 		return "", err
 	}
@@ -205,7 +204,7 @@ func (l *RaftLog) joinLoop() {
 			next++
 		}
 		hint = ""
-		resp, err := callJoin(ctx, target, req)
+		resp, err := callJoin(ctx, target, req, l.cfg.TLS)
 		switch {
 		case err == nil && resp.Error == "":
 			l.logger.Info("joined metadata quorum as observer", "via", target)

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -36,6 +37,8 @@ type raftStreamLayer struct {
 	// join answers one join request on conn (after the type byte). Every
 	// node answers; one that is not the leader points at the leader.
 	join func(conn net.Conn, r *bufio.Reader)
+	// tls secures every connection of the port (raft_tls.go); nil: none.
+	tls *QuorumTLS
 
 	raftConns chan net.Conn
 	// controller receives the connections that start with
@@ -66,9 +69,9 @@ const firstByteTimeout = 10 * time.Second
 
 var _ raft.StreamLayer = (*raftStreamLayer)(nil)
 
-func newRaftStreamLayer(ln net.Listener, logger *slog.Logger, advertise string, join func(net.Conn, *bufio.Reader)) *raftStreamLayer {
+func newRaftStreamLayer(ln net.Listener, logger *slog.Logger, advertise string, join func(net.Conn, *bufio.Reader), tlsc *QuorumTLS) *raftStreamLayer {
 	s := &raftStreamLayer{
-		ln: ln, logger: logger, advertise: advertise, join: join,
+		ln: ln, logger: logger, advertise: advertise, join: join, tls: tlsc,
 		raftConns: make(chan net.Conn), closed: make(chan struct{}),
 	}
 	s.controller = &controllerListener{stream: s, conns: make(chan net.Conn), closed: make(chan struct{})}
@@ -103,7 +106,13 @@ func (s *raftStreamLayer) acceptLoop() {
 
 // route reads the first byte of conn and hands it to raft, the join RPC or
 // the controller listener.
-func (s *raftStreamLayer) route(conn net.Conn) {
+func (s *raftStreamLayer) route(raw net.Conn) {
+	conn, err := s.tls.accept(raw, firstByteTimeout)
+	if err != nil {
+		s.logger.Info("quorum port: TLS handshake failed", "remote", raw.RemoteAddr().String(), "err", err)
+		raw.Close()
+		return
+	}
 	br := bufio.NewReader(conn)
 	conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
 	b, err := br.Peek(1)
@@ -170,7 +179,7 @@ func (a advertisedAddr) String() string { return string(a) }
 
 // Dial implements raft.StreamLayer.
 func (s *raftStreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return net.DialTimeout("tcp", string(address), timeout)
+	return s.tls.dial(context.Background(), string(address), timeout)
 }
 
 // controllerListener is the net.Listener of the Kafka-protocol connections

@@ -67,6 +67,9 @@ type RaftConfig struct {
 	// ClusterID is meta.properties' cluster.id; in a dynamic quorum the
 	// join RPC refuses nodes formatted with another one.
 	ClusterID string
+	// TLS secures the quorum port (the controller listener is SSL or
+	// SASL_SSL); nil: plaintext.
+	TLS *QuorumTLS
 	// TransferTimeout bounds the leadership transfer a leader attempts
 	// before it closes; <= 0 means 5s.
 	TransferTimeout time.Duration
@@ -284,7 +287,7 @@ func OpenRaftLog(cfg RaftConfig) (*RaftLog, error) {
 		return fail(err)
 	}
 
-	stream := newRaftStreamLayer(ln, l.logger, l.advertiseAddr, l.serveJoin)
+	stream := newRaftStreamLayer(ln, l.logger, l.advertiseAddr, l.serveJoin, cfg.TLS)
 	l.stream = stream
 	l.transport = newTrackingTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  stream,
