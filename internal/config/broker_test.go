@@ -226,7 +226,8 @@ func TestInvalidBrokerConfigs(t *testing.T) {
 		{"per-listener override of an honoured key", map[string]string{"listener.name.plaintext.max.connections": "10"}, "listener.name.plaintext.max.connections: per-listener overrides"},
 		{"principal builder", map[string]string{"principal.builder.class": "org.example.Builder"}, "principal.builder.class: Java plugin classes cannot be loaded"},
 		{"unknown ssl key", map[string]string{"ssl.engine.factory.class": "x"}, "ssl.engine.factory.class: TLS listeners are not supported yet"},
-		{"unknown sasl key", map[string]string{"listener.name.external.sasl.server.callback.handler.class": "x"}, "SASL authentication is not supported yet"},
+		{"unknown sasl key", map[string]string{"listener.name.external.sasl.login.class": "x"}, "SASL authentication is not supported yet"},
+		{"unknown SASL callback handler", map[string]string{"listener.name.external.oauthbearer.sasl.server.callback.handler.class": "com.example.Handler"}, "sasl.server.callback.handler.class"},
 		{"super users", map[string]string{"super.users": "User:admin"}, "super.users: authorization (ACLs) is not supported yet"},
 		{"creation rate 0", map[string]string{"max.connection.creation.rate": "0"}, "set at least 1"},
 	}

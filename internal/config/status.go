@@ -170,6 +170,30 @@ var keyStatus = map[string]Support{
 	"transaction.abort.timed.out.transaction.cleanup.interval.ms": defaultOnly(whyTxn),
 	"transaction.remove.expired.transaction.cleanup.interval.ms":  defaultOnly(whyTxn),
 	"transaction.partition.verification.enable":                   defaultOnly(whyTxn),
+
+	// SASL mechanisms OAUTHBEARER and GSSAPI: the sasl.oauthbearer.* and
+	// sasl.kerberos.* keys above are honoured (read by
+	// internal/security/oauthbearer and gssapi), except the broker's own
+	// Kerberos login.
+	"sasl.kerberos.kinit.cmd":                  defaultOnly(whyNoKerberosLogin),
+	"sasl.kerberos.ticket.renew.window.factor": defaultOnly(whyNoKerberosLogin),
+	"sasl.kerberos.ticket.renew.jitter":        defaultOnly(whyNoKerberosLogin),
+	"sasl.kerberos.min.time.before.relogin":    defaultOnly(whyNoKerberosLogin),
+}
+
+// whyNoKerberosLogin: the broker accepts GSSAPI with the keys of its keytab
+// and holds no ticket of its own to renew.
+const whyNoKerberosLogin = "the broker accepts GSSAPI with its keytab alone and never logs in to the KDC, so it has no ticket to renew"
+
+// saslMechanismKeys are read per listener and mechanism
+// (listener.name.<l>.<mechanism>.<key>), as Kafka's SASL configs.
+var saslMechanismKeys = map[string]bool{
+	"sasl.server.callback.handler.class": true, "sasl.oauthbearer.jwks.endpoint.url": true,
+	"sasl.oauthbearer.jwks.endpoint.refresh.ms": true, "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": true,
+	"sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": true, "sasl.oauthbearer.clock.skew.seconds": true,
+	"sasl.oauthbearer.expected.audience": true, "sasl.oauthbearer.expected.issuer": true,
+	"sasl.oauthbearer.scope.claim.name": true, "sasl.oauthbearer.sub.claim.name": true,
+	"sasl.kerberos.service.name": true, "sasl.kerberos.principal.to.local.rules": true,
 }
 
 // topicKeyStatus classifies the topic keys that are not honoured; every
@@ -300,7 +324,7 @@ func unsupportedBrokerValue(key, value string) string {
 		return ""
 	}
 	s := BrokerSupport(key)
-	if _, prefixed := listenerBase(key); prefixed && s.Status == Honoured {
+	if base, prefixed := listenerBase(key); prefixed && s.Status == Honoured && !saslMechanismKeys[base] {
 		return fmt.Sprintf("%s: %s", key, whyPerListener)
 	}
 	if s.Status == DefaultOnly && !isDefault(d, value) {
