@@ -94,6 +94,11 @@ func TestSASLOAuthBearerOIDC(t *testing.T) {
 	t.Run("franz-go", func(t *testing.T) {
 		b.franzRoundTrip(t, oauth.Auth{Token: idp.Sign(t, idp.Claims("orders-service", time.Hour))}.AsMechanism(), 50)
 	})
+	// Debian's librdkafka lacks the oidc method; the script then fetches
+	// tokens from the same endpoint in an oauth_cb (python/sasl_oidc.py).
 	t.Run("librdkafka", func(t *testing.T) { b.librdkafkaRoundTrip(t, librdkafka) })
-	t.Run("kcat", func(t *testing.T) { b.kcatRoundTrip(t, librdkafka) })
+	t.Run("kcat", func(t *testing.T) {
+		skipUnlessKcatHasOIDC(t)
+		b.kcatRoundTrip(t, librdkafka)
+	})
 }

@@ -94,7 +94,11 @@ func (e *exchange) Next(_ context.Context, client []byte) ([]byte, bool, error) 
 			return nil, false, err
 		}
 		e.stage = complete
-		return []byte{}, true, nil
+		// nil, not empty: the JDK's GSSAPI server has nothing to send
+		// after the layer choice, and with SaslHandshake v0 (raw
+		// tokens, kafka-python 2.0) Kafka then sends no frame at all;
+		// a client reading one would take it for its next response.
+		return nil, true, nil
 	}
 	return nil, false, fail("GSSAPI exchange already complete")
 }

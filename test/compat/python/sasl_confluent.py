@@ -5,7 +5,8 @@ Usage: sasl_confluent.py BOOTSTRAP TOPIC COUNT CONFIG_JSON
 
 CONFIG_JSON holds the librdkafka security properties (security.protocol,
 sasl.mechanisms, sasl.oauthbearer.*, sasl.kerberos.*), given unchanged to
-both the producer and the consumer. Produces COUNT messages "v<i>" to
+both the producer and the consumer (sasl.oauthbearer.method=oidc through
+sasl_oidc.with_oidc, for librdkafka builds without it). Produces COUNT messages "v<i>" to
 partition 0, then reads partition 0 from the beginning. Prints one JSON
 object on stdout: {"consumed": [values...]}.
 """
@@ -15,6 +16,8 @@ import time
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 
+from sasl_oidc import with_oidc
+
 
 def main():
     bootstrap, topic, count, security = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
@@ -23,6 +26,7 @@ def main():
     def on_error(err):
         errors.append(str(err))
 
+    security, token_source = with_oidc(security)
     conf = dict(security, **{"bootstrap.servers": bootstrap, "error_cb": on_error})
     producer = Producer(dict(conf, **{"message.timeout.ms": 30000}))
     failed = []
@@ -48,7 +52,7 @@ def main():
                 raise KafkaException(m.error())
             consumed.append(m.value().decode())
     consumer.close()
-    json.dump({"consumed": consumed, "errors": errors}, sys.stdout)
+    json.dump({"consumed": consumed, "errors": errors, "token_source": token_source}, sys.stdout)
 
 
 if __name__ == "__main__":
