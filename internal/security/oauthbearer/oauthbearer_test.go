@@ -191,10 +191,23 @@ func TestMalformedInitialResponse(t *testing.T) {
 func FuzzInitialResponse(f *testing.F) {
 	f.Add([]byte("n,a=alice,\x01auth=Bearer abc.def.\x01k=v\x01\x01"))
 	f.Add([]byte("n,,\x01auth=Bearer x\x01\x01"))
+	v, err := newUnsecuredValidator(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseInitialResponse(b)
-		if err == nil && r.token == "" {
+		if err != nil {
+			return
+		}
+		if r.token == "" {
 			t.Fatalf("accepted %q without a token", b)
+		}
+		// The validator must refuse or accept any token without panicking;
+		// an accepted one names a principal and expires.
+		tok, fail := v.validate(context.Background(), r.token, time.Now())
+		if fail == nil && (tok.principal == "" || tok.expiry.IsZero()) {
+			t.Fatalf("accepted %q without a principal or expiry", r.token)
 		}
 	})
 }
