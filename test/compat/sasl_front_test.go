@@ -76,6 +76,23 @@ func TestSASLMechanismOAuthBearerUnsecuredKcat(t *testing.T) {
 	wantPrincipal(t, f, security.User("alice"))
 }
 
+// TestSASLMechanismOAuthBearerKafkaPython: kafka-python 2.0's OAUTHBEARER
+// (a token provider, SaslHandshake v0 and raw tokens).
+func TestSASLMechanismOAuthBearerKafkaPython(t *testing.T) {
+	t.Parallel()
+	requirePythonModule(t, "kafka", "python3-kafka")
+	m, err := oauthbearer.New(lookupMap(map[string]string{"sasl.jaas.config": oauthLoginModule}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := saslfront.Start(t, m)
+	var res struct {
+		Topics []string `json:"topics"`
+	}
+	runPythonEnv(t, nil, &res, "sasl_kafka_python_oauth_auth.py", f.Addr, "bob")
+	wantPrincipal(t, f, security.User("bob"))
+}
+
 func TestSASLMechanismOAuthBearerOIDC(t *testing.T) {
 	t.Parallel()
 	idp := oidc.Start(t, "vltava")

@@ -266,3 +266,24 @@ func TestGSSAPIWithMITInitiator(t *testing.T) {
 		t.Fatalf("%d client tokens, want 3 (mutual authentication)", steps)
 	}
 }
+
+// TestGSSAPIAnyPrincipalOfTheKeytab: principal="*" accepts a ticket for
+// any principal of the service held in the keytab.
+func TestGSSAPIAnyPrincipalOfTheKeytab(t *testing.T) {
+	r := startRealm(t)
+	r.kdc.AddService(t, "kafka/localhost")
+	r.keytab = r.kdc.Keytab(t, "both.keytab", "kafka/127.0.0.1", "kafka/localhost")
+	m, err := New(func(k string) (string, bool) {
+		v, ok := map[string]string{"sasl.jaas.config": r.jaas("*"), "sasl.kerberos.service.name": "kafka"}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := r.login(t, "alice", "alice-secret")
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		if _, err := authenticate(t, m, cl, host); err != nil {
+			t.Fatalf("ticket for kafka/%s refused: %v (%s)", host, err, reason(err))
+		}
+	}
+}

@@ -7,9 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +22,7 @@ import (
 
 	"github.com/vltava/vltava/internal/security"
 	"github.com/vltava/vltava/internal/security/sasl"
+	"github.com/vltava/vltava/internal/testing/freeport"
 	"github.com/vltava/vltava/internal/testing/oidc"
 	"github.com/vltava/vltava/internal/testing/poll"
 )
@@ -410,5 +415,39 @@ func TestJWKSFromFile(t *testing.T) {
 	m := securedMechanism(t, idp, map[string]string{keyJWKSURL: "file://" + path})
 	if _, err := authenticate(t, m, oauth.Auth{Token: idp.Sign(t, idp.Claims("alice", time.Hour))}); err != nil {
 		t.Fatalf("token refused with a file: JWKS: %v", err)
+	}
+}
+
+// TestJWKSFetchRetried: a JWKS endpoint failing at first is retried with
+// backoff (sasl.oauthbearer.jwks.endpoint.retry.backoff.ms, doubling) within
+// sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms, so start-up
+// survives it.
+func TestJWKSFetchRetried(t *testing.T) {
+	idp := oidc.Start(t, "vltava")
+	jwks, err := idp.HTTPGet(idp.JWKSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			http.Error(w, "warming up", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write(jwks)
+	}))
+	l, err := net.Listen("tcp", freeport.Addr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	m := securedMechanism(t, idp, map[string]string{keyJWKSURL: srv.URL, keyJWKSBackoff: "5", keyJWKSBackoffMax: "1000"})
+	if calls.Load() != 3 {
+		t.Fatalf("JWKS requested %d times, want 3 (two failures retried)", calls.Load())
+	}
+	if _, err := authenticate(t, m, oauth.Auth{Token: idp.Sign(t, idp.Claims("alice", time.Hour))}); err != nil {
+		t.Fatal(err)
 	}
 }
