@@ -8,6 +8,9 @@
 // wrapping: use SASL_SSL for that), and the authenticated principal is the
 // client's Kerberos name mapped to a short name by
 // sasl.kerberos.principal.to.local.rules (Kafka's DefaultKafkaPrincipalBuilder).
+//
+// NewClient (client.go) is the client side, for the CLI and the broker's
+// own connections.
 package gssapi
 
 import (

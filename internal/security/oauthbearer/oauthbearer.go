@@ -7,6 +7,10 @@
 //
 // The validator is chosen by sasl.server.callback.handler.class, as Kafka:
 // absent (or the unsecured class) is unsecured, the KIP-768 class is secured.
+//
+// NewClient (client.go) is the client side, for the CLI and the broker's
+// own connections: unsecured tokens, or KIP-768 client-credentials tokens
+// from sasl.oauthbearer.token.endpoint.url.
 package oauthbearer
 
 import (
