@@ -287,3 +287,21 @@ func TestGSSAPIAnyPrincipalOfTheKeytab(t *testing.T) {
 		}
 	}
 }
+
+// TestGSSAPIReplayedAPReq: the same AP-REQ presented on a second
+// connection is refused (gokrb5's replay cache, as the JDK's acceptor).
+func TestGSSAPIReplayedAPReq(t *testing.T) {
+	r := startRealm(t)
+	m := r.mechanism(t, nil)
+	_, first, err := kerberos.Auth{Client: r.login(t, "alice", "alice-secret"), Service: "kafka"}.AsMechanism().Authenticate(context.Background(), "127.0.0.1:9092")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := m.Start(sasl.ConnInfo{RemoteHost: "127.0.0.1"})
+	if _, _, err := ex.Next(context.Background(), first); err != nil {
+		t.Fatalf("first use refused: %v (%s)", err, reason(err))
+	}
+	ex, _ = m.Start(sasl.ConnInfo{RemoteHost: "127.0.0.1"})
+	_, _, err = ex.Next(context.Background(), first)
+	wantRefused(t, err)
+}
