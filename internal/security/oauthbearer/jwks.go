@@ -40,9 +40,9 @@ type jwksCache struct {
 	mu struct {
 		sync.Mutex
 		keys map[string][]any // kid → public keys; "" holds keys without a kid
-		// missing holds, per unknown kid, when it may next trigger an
-		// early refresh (Kafka's MISSING_KEY_ID_CACHE_IN_FLIGHT_MS).
-		missing map[string]time.Time
+		// missing holds, per unknown kid, its refresh in flight or when
+		// it may next trigger one (Kafka's MISSING_KEY_ID_CACHE_IN_FLIGHT_MS).
+		missing map[string]*missingKid
 	}
 	fetches singleflight.Group
 	stop    context.CancelFunc
@@ -74,7 +74,7 @@ func newJWKSCache(rawURL string, refresh, backoff, backoffMax time.Duration) (*j
 		return nil, fmt.Errorf("sasl.oauthbearer.jwks.endpoint.url=%s: the scheme must be http, https or file", rawURL)
 	}
 	c.mu.keys = map[string][]any{}
-	c.mu.missing = map[string]time.Time{}
+	c.mu.missing = map[string]*missingKid{}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.stop = cancel
 	if err := c.fetchWithRetry(ctx); err != nil {
@@ -210,19 +210,34 @@ func parseJWKS(body []byte) (map[string][]any, error) {
 }
 
 // lookup returns the keys for kid (all keys when the token names none),
-// refreshing the set first when kid is unknown and may trigger a refresh.
+// refreshing the set first when kid is unknown: the first connection to
+// meet an unknown kid refreshes, others meeting it meanwhile wait for that
+// refresh, and after it the kid triggers no refresh for a minute.
 func (c *jwksCache) lookup(ctx context.Context, kid string) []any {
 	if ks := c.held(kid); len(ks) > 0 {
 		return ks
 	}
-	if c.file || kid == "" || len(kid) > maxKidLength || !c.mayRefreshFor(kid) {
+	if c.file || kid == "" || len(kid) > maxKidLength {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
-	defer cancel()
-	if err := c.fetchOnce(ctx); err != nil {
-		slog.Warn("OAUTHBEARER: JWKS refresh for an unknown key id failed", "url", c.url, "kid", kid, "err", err)
-		return nil
+	refreshed, owner := c.claimRefresh(kid)
+	switch {
+	case refreshed == nil:
+		return nil // refreshed for this kid within the last minute
+	case owner:
+		fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+		err := c.fetchOnce(fctx)
+		cancel()
+		if err != nil {
+			slog.Warn("OAUTHBEARER: JWKS refresh for an unknown key id failed", "url", c.url, "kid", kid, "err", err)
+		}
+		c.finishRefresh(kid)
+	default:
+		select {
+		case <-refreshed:
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	return c.held(kid)
 }
@@ -240,18 +255,42 @@ func (c *jwksCache) held(kid string) []any {
 	return all
 }
 
-func (c *jwksCache) mayRefreshFor(kid string) bool {
+// missingKid is an unknown kid's refresh: in flight until refreshed is
+// closed, then no other before next.
+type missingKid struct {
+	refreshed chan struct{}
+	inFlight  bool
+	next      time.Time
+}
+
+// claimRefresh returns the channel closed when kid's refresh ends, and
+// whether the caller is to run it; nil when kid may not refresh yet.
+func (c *jwksCache) claimRefresh(kid string) (<-chan struct{}, bool) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if next, ok := c.mu.missing[kid]; ok && now.Before(next) {
-		return false
+	if e, ok := c.mu.missing[kid]; ok {
+		if e.inFlight {
+			return e.refreshed, false
+		}
+		if now.Before(e.next) {
+			return nil, false
+		}
 	}
-	for k, next := range c.mu.missing {
-		if !now.Before(next) {
+	for k, e := range c.mu.missing {
+		if !e.inFlight && !now.Before(e.next) {
 			delete(c.mu.missing, k)
 		}
 	}
-	c.mu.missing[kid] = now.Add(missingKidInterval)
-	return true
+	e := &missingKid{refreshed: make(chan struct{}), inFlight: true}
+	c.mu.missing[kid] = e
+	return e.refreshed, true
+}
+
+func (c *jwksCache) finishRefresh(kid string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.mu.missing[kid]
+	e.inFlight, e.next = false, time.Now().Add(missingKidInterval)
+	close(e.refreshed)
 }

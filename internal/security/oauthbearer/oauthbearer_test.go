@@ -7,12 +7,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -449,5 +451,40 @@ func TestJWKSFetchRetried(t *testing.T) {
 	}
 	if _, err := authenticate(t, m, oauth.Auth{Token: idp.Sign(t, idp.Claims("alice", time.Hour))}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSecuredConcurrentAuthentications: one mechanism serves every
+// connection of a listener at once, across a key rotation (run with -race).
+func TestSecuredConcurrentAuthentications(t *testing.T) {
+	idp := oidc.Start(t, "vltava")
+	m := securedMechanism(t, idp, nil)
+	old := idp.Sign(t, idp.Claims("old-key-user", time.Hour))
+	idp.Rotate(t)
+	rotated := idp.Sign(t, idp.Claims("new-key-user", time.Hour))
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tok, want := rotated, "new-key-user"
+			if i%2 == 0 {
+				tok, want = old, "old-key-user"
+			}
+			ex, _ := m.Start(sasl.ConnInfo{})
+			_, done, err := ex.Next(context.Background(), []byte("n,,\x01auth=Bearer "+tok+"\x01\x01"))
+			switch {
+			case want == "new-key-user" && (!done || err != nil || ex.Principal() != security.User(want)):
+				errs <- fmt.Errorf("token of the rotated key: done=%v err=%v principal=%v", done, err, ex.Principal())
+			case want == "old-key-user" && done && ex.Principal() != security.User(want):
+				errs <- fmt.Errorf("token of the old key authenticated as %v", ex.Principal())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
