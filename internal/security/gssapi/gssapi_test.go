@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jcmturner/gokrb5/v8/client"
@@ -304,4 +305,51 @@ func TestGSSAPIReplayedAPReq(t *testing.T) {
 	ex, _ = m.Start(sasl.ConnInfo{RemoteHost: "127.0.0.1"})
 	_, _, err = ex.Next(context.Background(), first)
 	wantRefused(t, err)
+}
+
+// TestGSSAPIConcurrentAuthentications: one mechanism serves many
+// connections at once (run with -race).
+func TestGSSAPIConcurrentAuthentications(t *testing.T) {
+	r := startRealm(t)
+	m := r.mechanism(t, nil)
+	cl := r.login(t, "alice", "alice-secret")
+	// Tickets first, one at a time: gokrb5's client cache is its own.
+	var firsts [][]byte
+	var sessions []interface {
+		Challenge([]byte) (bool, []byte, error)
+	}
+	for range 10 {
+		sess, first, err := kerberos.Auth{Client: cl, Service: "kafka"}.AsMechanism().Authenticate(context.Background(), "127.0.0.1:9092")
+		if err != nil {
+			t.Fatal(err)
+		}
+		firsts, sessions = append(firsts, first), append(sessions, sess)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(firsts))
+	for i := range firsts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ex, _ := m.Start(sasl.ConnInfo{RemoteHost: "127.0.0.1"})
+			srv, _, err := ex.Next(context.Background(), firsts[i])
+			if err != nil {
+				errs <- fmt.Errorf("%d: %v (%s)", i, err, reason(err))
+				return
+			}
+			_, msg, err := sessions[i].Challenge(srv)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if _, done, err := ex.Next(context.Background(), msg); !done || err != nil || ex.Principal() != security.User("alice") {
+				errs <- fmt.Errorf("%d: done=%v err=%v principal=%v", i, done, err, ex.Principal())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
