@@ -51,7 +51,11 @@ type Mechanism struct {
 	namer       *ShortNamer
 }
 
-var _ sasl.Mechanism = (*Mechanism)(nil)
+var (
+	_ sasl.Mechanism = (*Mechanism)(nil)
+	// New has the constructor shape the SASL mechanism registry calls.
+	_ func(func(string) (string, bool)) (sasl.Mechanism, error) = New
+)
 
 // New builds the mechanism from the listener's configuration; lookup
 // resolves a key in Kafka's order (listener.name.<l>.gssapi.<key>,
