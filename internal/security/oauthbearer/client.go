@@ -61,6 +61,9 @@ func NewClient(lookup func(key string) (string, bool)) (kgosasl.Mechanism, error
 	if mod.Class != loginModuleClass {
 		return nil, fmt.Errorf("sasl.jaas.config names %s; OAUTHBEARER needs %s", mod.Class, loginModuleClass)
 	}
+	if err := refuseSSLOptions(mod.Options); err != nil {
+		return nil, err
+	}
 	ext := map[string]string{}
 	for k, v := range mod.Options {
 		if name, ok := strings.CutPrefix(k, "extension_"); ok {

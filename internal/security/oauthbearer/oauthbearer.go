@@ -106,6 +106,9 @@ func newMechanism(lookup func(key string) (string, bool)) (*Mechanism, error) {
 	if mod.Class != loginModuleClass {
 		return nil, fmt.Errorf("OAUTHBEARER: sasl.jaas.config names login module %s, not %s", mod.Class, loginModuleClass)
 	}
+	if err := refuseSSLOptions(mod.Options); err != nil {
+		return nil, err
+	}
 	m := &Mechanism{now: time.Now}
 	handler, _ := lookup("sasl.server.callback.handler.class")
 	switch strings.TrimSpace(handler) {
@@ -216,4 +219,17 @@ func (e *exchange) Lifetime() time.Duration {
 		return time.Nanosecond
 	}
 	return d
+}
+
+// refuseSSLOptions refuses the ssl.* JAAS options with which Kafka
+// configures TLS to the JWKS and token endpoints: Vltava reaches them with
+// the system's trust store, and accepting the options unused would hide
+// that.
+func refuseSSLOptions(options map[string]string) error {
+	for k := range options {
+		if strings.HasPrefix(k, "ssl.") {
+			return fmt.Errorf("OAUTHBEARER: sasl.jaas.config option %s is not supported: the JWKS and token endpoints are reached with the system's trust store", k)
+		}
+	}
+	return nil
 }

@@ -229,6 +229,7 @@ func TestConfigRefusals(t *testing.T) {
 		{map[string]string{"sasl.jaas.config": unsecuredJAAS, "sasl.server.callback.handler.class": "com.example.Handler"}, "sasl.server.callback.handler.class"},
 		{map[string]string{"sasl.jaas.config": unsecuredJAAS, "sasl.server.callback.handler.class": SecuredHandlerClass}, "sasl.oauthbearer.jwks.endpoint.url"},
 		{map[string]string{"sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredValidatorAllowableClockSkewMs="x";`}, "unsecuredValidatorAllowableClockSkewMs"},
+		{map[string]string{"sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ssl.truststore.location="/ca.jks";`}, "ssl.truststore.location"},
 	} {
 		_, err := New(lookupOf(c.props))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
