@@ -157,16 +157,25 @@ type exchange struct {
 }
 
 // authError is a failed authentication; its message is what the client is
-// told, Kafka's wording.
-type authError struct{ msg string }
+// told, Kafka's wording, and its reason what the broker logs.
+type authError struct{ msg, reason string }
 
 func (e *authError) Error() string        { return e.msg }
 func (e *authError) Is(target error) bool { return target == sasl.ErrAuthentication }
 
+// Reason is why the token was refused, for the broker's log (the client
+// sees only the RFC 7628 status).
+func (e *authError) Reason() string {
+	if e.reason == "" {
+		return e.msg
+	}
+	return e.reason
+}
+
 func (e *exchange) Next(ctx context.Context, client []byte) ([]byte, bool, error) {
 	switch {
 	case e.done:
-		return nil, false, &authError{"Authentication failed: the OAUTHBEARER exchange is already complete"}
+		return nil, false, &authError{msg: "Authentication failed: the OAUTHBEARER exchange is already complete"}
 	case e.errorSent != nil:
 		// OAuthBearerSaslServer: the client acknowledges our error with a
 		// lone %x01 and the authentication then fails with that error.
@@ -174,14 +183,14 @@ func (e *exchange) Next(ctx context.Context, client []byte) ([]byte, bool, error
 		e.errorSent = nil
 		e.done = true
 		if len(client) == 1 && client[0] == 0x01 {
-			return nil, false, &authError{f.errorJSON()}
+			return nil, false, &authError{msg: f.errorJSON(), reason: f.reason}
 		}
-		return nil, false, &authError{"Authentication failed: expected %x01 after the server's error"}
+		return nil, false, &authError{msg: "Authentication failed: expected %x01 after the server's error"}
 	}
 	ir, err := parseInitialResponse(client)
 	if err != nil {
 		e.done = true
-		return nil, false, &authError{"Authentication failed: " + err.Error()}
+		return nil, false, &authError{msg: "Authentication failed: " + err.Error()}
 	}
 	tok, f := e.m.validator.validate(ctx, ir.token, e.m.now())
 	if f != nil {
@@ -194,7 +203,7 @@ func (e *exchange) Next(ctx context.Context, client []byte) ([]byte, bool, error
 	// principal.
 	if ir.authzid != "" && ir.authzid != tok.principal {
 		e.done = true
-		return nil, false, &authError{fmt.Sprintf("Authentication failed: Client requested an authorization id (%s) that is different from the token's principal name (%s)", ir.authzid, tok.principal)}
+		return nil, false, &authError{msg: fmt.Sprintf("Authentication failed: Client requested an authorization id (%s) that is different from the token's principal name (%s)", ir.authzid, tok.principal)}
 	}
 	// Extensions (KIP-342) are accepted as both of Kafka's validators
 	// accept them: every one is valid, none changes the principal.

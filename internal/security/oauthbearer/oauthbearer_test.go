@@ -489,3 +489,17 @@ func TestSecuredConcurrentAuthentications(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRefusalReasonForTheLog: the client sees only the RFC 7628 status;
+// the broker's log gets why.
+func TestRefusalReasonForTheLog(t *testing.T) {
+	m, err := New(lookupOf(map[string]string{"sasl.jaas.config": unsecuredJAAS}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = authenticate(t, m, oauth.Auth{Token: unsecuredToken(t, map[string]any{"sub": "a", "exp": time.Now().Add(-time.Hour).Unix()})})
+	var r interface{ Reason() string }
+	if !errors.As(err, &r) || !strings.Contains(r.Reason(), "expired") || strings.Contains(err.Error(), "expired") {
+		t.Fatalf("err %q, reason %v: want the expiry in the reason only", err, r)
+	}
+}
