@@ -257,6 +257,27 @@ var brokerDefList = []Def{
 	def("transaction.partition.verification.enable", Boolean, "true", "Verify a partition was added to a transaction before writing to it (KIP-890)."),
 	def("producer.id.expiration.ms", Int, dayMs, "Idle time after which a producer id's state is dropped by partition leaders.", atLeast(1)),
 	def("producer.id.expiration.check.interval.ms", Int, "600000", "How often expired producer ids are removed.", atLeast(1)),
+
+	// SASL mechanisms OAUTHBEARER and GSSAPI (internal/security/oauthbearer, internal/security/gssapi).
+	def("sasl.server.callback.handler.class", Class, noDefault, "SASL server callback handler; for OAUTHBEARER, org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler selects KIP-768 JWT validation against a JWKS (unset: unsecured JWTs, for development).",
+		oneOf("org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+			"org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerValidatorCallbackHandler",
+			"org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler")),
+	def("sasl.oauthbearer.jwks.endpoint.url", String, noDefault, "URL (http, https or file) of the identity provider's JWKS, whose keys verify OAUTHBEARER tokens."),
+	def("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, "3600000", "Interval between fetches of the JWKS.", atLeast(0)),
+	def("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", Long, "100", "First wait before retrying a failed JWKS fetch; waits double.", atLeast(0)),
+	def("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, "10000", "Total wait after which a failing JWKS fetch gives up until the next refresh.", atLeast(0)),
+	def("sasl.oauthbearer.clock.skew.seconds", Int, "30", "Clock difference allowed when checking a token's exp, nbf and iat.", atLeast(0)),
+	def("sasl.oauthbearer.expected.audience", List, noDefault, "Audiences (aud) of which an OAUTHBEARER token must name one; unset: tokens must carry no aud."),
+	def("sasl.oauthbearer.expected.issuer", String, noDefault, "Issuer (iss) an OAUTHBEARER token must name; unset: any."),
+	def("sasl.oauthbearer.scope.claim.name", String, "scope", "Claim holding an OAUTHBEARER token's scope."),
+	def("sasl.oauthbearer.sub.claim.name", String, "sub", "Claim holding an OAUTHBEARER token's principal."),
+	def("sasl.kerberos.service.name", String, noDefault, "Kerberos service name of the broker: the first component of its principal."),
+	def("sasl.kerberos.principal.to.local.rules", List, "DEFAULT", "Rules mapping Kerberos principals to short names (RULE:[n:string](regexp)s/pattern/replacement/g/L/U, DEFAULT), the first that applies wins."),
+	def("sasl.kerberos.kinit.cmd", String, "/usr/bin/kinit", "Kerberos kinit command path."),
+	def("sasl.kerberos.ticket.renew.window.factor", Double, "0.8", "Fraction of a ticket's lifetime after which the login thread renews it."),
+	def("sasl.kerberos.ticket.renew.jitter", Double, "0.05", "Random jitter added to the renewal time."),
+	def("sasl.kerberos.min.time.before.relogin", Long, "60000", "Login thread sleep time between refresh attempts."),
 }
 
 // dynamicBrokerKeys mirrors DynamicBrokerConfig.AllDynamicConfigs: the broker

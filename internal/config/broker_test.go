@@ -223,11 +223,12 @@ func TestInvalidBrokerConfigs(t *testing.T) {
 		{"per-listener override of an honoured key", map[string]string{"listener.name.plaintext.max.connections": "10"}, "listener.name.plaintext.max.connections: per-listener overrides"},
 		{"principal builder", map[string]string{"principal.builder.class": "org.example.Builder"}, "principal.builder.class: Java plugin classes cannot be loaded"},
 		{"unknown ssl key", map[string]string{"ssl.engine.factory.class": "x"}, "ssl.engine.factory.class: this TLS setting is not supported"},
-		{"unknown sasl key", map[string]string{"listener.name.external.sasl.server.callback.handler.class": "x"}, "this SASL setting is not supported"},
+		{"unknown sasl key", map[string]string{"listener.name.external.sasl.login.class": "x"}, "this SASL setting is not supported"},
 		{"super user without a type", map[string]string{"super.users": "User:admin;admin"}, `principal "admin" is not of the form Type:Name`},
 		{"other authorizer class", map[string]string{"authorizer.class.name": "org.example.OpaAuthorizer"}, "authorizer.class.name"},
 		{"other authorizer's key", map[string]string{"authorizer.opa.url": "http://x"}, "authorizer.opa.url: only the StandardAuthorizer's keys"},
 		{"early start listener not a listener", map[string]string{"early.start.listeners": "INTERNAL"}, "listener INTERNAL is not defined in listeners"},
+		{"unknown SASL callback handler", map[string]string{"listener.name.external.oauthbearer.sasl.server.callback.handler.class": "com.example.Handler"}, "sasl.server.callback.handler.class"},
 		{"creation rate 0", map[string]string{"max.connection.creation.rate": "0"}, "set at least 1"},
 	}
 	for _, tt := range tests {

@@ -164,7 +164,20 @@ var keyStatus = map[string]Support{
 
 	// Transactions.
 	"transaction.partition.verification.enable": defaultOnly(whyTxn),
+
+	// SASL mechanisms OAUTHBEARER and GSSAPI: the sasl.oauthbearer.* and
+	// sasl.kerberos.* keys above are honoured (read by
+	// internal/security/oauthbearer and gssapi), except the broker's own
+	// Kerberos login.
+	"sasl.kerberos.kinit.cmd":                  defaultOnly(whyNoKerberosLogin),
+	"sasl.kerberos.ticket.renew.window.factor": defaultOnly(whyNoKerberosLogin),
+	"sasl.kerberos.ticket.renew.jitter":        defaultOnly(whyNoKerberosLogin),
+	"sasl.kerberos.min.time.before.relogin":    defaultOnly(whyNoKerberosLogin),
 }
+
+// whyNoKerberosLogin: the broker accepts GSSAPI with the keys of its keytab
+// and holds no ticket of its own to renew.
+const whyNoKerberosLogin = "the broker accepts GSSAPI with its keytab alone and never logs in to the KDC, so it has no ticket to renew"
 
 // topicKeyStatus classifies the topic keys that are not honoured; every
 // other topic key is.

@@ -113,6 +113,12 @@ func (c *conn) handleRawToken(token []byte) bool {
 		}
 		return false
 	}
+	if reply == nil {
+		// Nothing to send: GSSAPI's last step answers the client's
+		// security-layer choice with silence, as the JDK's server does,
+		// and kafka-python waits for no frame there.
+		return true
+	}
 	out := make([]byte, 4+len(reply))
 	binary.BigEndian.PutUint32(out, uint32(len(reply)))
 	copy(out[4:], reply)

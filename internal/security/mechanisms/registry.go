@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vltava/vltava/internal/security/gssapi"
+	"github.com/vltava/vltava/internal/security/oauthbearer"
 	"github.com/vltava/vltava/internal/security/sasl"
 	"github.com/vltava/vltava/internal/security/sasl/plain"
 	"github.com/vltava/vltava/internal/security/sasl/scram"
@@ -29,13 +31,6 @@ type Deps struct {
 type constructor func(lookup Lookup, deps Deps) (sasl.Mechanism, error)
 
 // constructors is the registry, by SASL mechanism name.
-//
-// OAUTHBEARER and GSSAPI plug in here: their packages provide
-// oauthbearer.New(lookup) and gssapi.New(lookup), each returning
-// (sasl.Mechanism, error); replace the notBuilt entries with
-//
-//	"OAUTHBEARER": func(l Lookup, _ Deps) (sasl.Mechanism, error) { return oauthbearer.New(l) },
-//	"GSSAPI":      func(l Lookup, _ Deps) (sasl.Mechanism, error) { return gssapi.New(l) },
 var constructors = map[string]constructor{
 	plain.Name: func(l Lookup, _ Deps) (sasl.Mechanism, error) { return plain.New(l) },
 	scram.SHA256: func(_ Lookup, d Deps) (sasl.Mechanism, error) {
@@ -44,14 +39,8 @@ var constructors = map[string]constructor{
 	scram.SHA512: func(_ Lookup, d Deps) (sasl.Mechanism, error) {
 		return scram.New(scram.SHA512, d.Scram)
 	},
-	"OAUTHBEARER": notBuilt("OAUTHBEARER"),
-	"GSSAPI":      notBuilt("GSSAPI"),
-}
-
-func notBuilt(name string) constructor {
-	return func(Lookup, Deps) (sasl.Mechanism, error) {
-		return nil, fmt.Errorf("SASL mechanism %s is not supported yet", name)
-	}
+	oauthbearer.MechanismName: func(l Lookup, _ Deps) (sasl.Mechanism, error) { return oauthbearer.New(l) },
+	gssapi.MechanismName:      func(l Lookup, _ Deps) (sasl.Mechanism, error) { return gssapi.New(l) },
 }
 
 // Build builds the named mechanism (its name as in sasl.enabled.mechanisms,
