@@ -485,7 +485,7 @@ func groupSegmentsBySize(segs []*segment, ends []int64, maxBytes int64, maxIndex
 // removeCleanerFiles deletes the files of a cleaned segment that was not
 // swapped in, at whichever stage they are.
 func removeCleanerFiles(dir string, base int64) {
-	for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {
+	for _, suf := range segmentFileSuffixes {
 		for _, stage := range []string{cleanedFileSuffix, swapFileSuffix} {
 			_ = os.Remove(segmentFileName(dir, base, suf+stage))
 		}

@@ -43,6 +43,9 @@ type Log struct {
 	highWatermark  atomic.Int64
 	recoveryPoint  atomic.Int64
 	lastFlushMs    atomic.Int64
+	// txnBounds is what LastStableOffset is computed from (log_txn.go);
+	// replaced under mu.
+	txnBounds atomic.Pointer[txnBounds]
 
 	// onLogStartOffsetIncremented lets the Manager checkpoint promptly after
 	// DeleteRecords; called without locks held.
@@ -133,6 +136,16 @@ func (l *Log) flushForPolicy() error {
 // says the policy calls for one, and the caller runs Flush once it holds no
 // lock of its own (the partition's role lock must not wait on a disk).
 func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo, needsFlush bool, err error) {
+	return l.AppendVerifiedUnflushed(batch, leaderEpoch, NoVerification)
+}
+
+// AppendVerifiedUnflushed is AppendUnflushed for a batch whose transaction
+// was verified with its coordinator (KIP-890): a transactional batch that
+// opens a transaction must carry the guard StartTransactionVerification
+// handed out, else it is INVALID_TXN_STATE and nothing is appended. A
+// control batch (a transaction marker the broker built) is checked against
+// the producer's epoch and coordinator epoch.
+func (l *Log) AppendVerifiedUnflushed(batch []byte, leaderEpoch int32, guard VerificationGuard) (info AppendInfo, needsFlush bool, err error) {
 	h, err := parseStoredHeader(batch)
 	if err != nil {
 		return AppendInfo{}, false, err
@@ -151,7 +164,15 @@ func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo,
 		l.mu.Unlock()
 		return AppendInfo{}, false, errLogClosed
 	}
-	dup, isDup, err := l.mu.producers.check(&h)
+	marker, err := markerOf(batch, &h)
+	if err == nil && marker != nil {
+		err = l.mu.producers.checkMarker(h.ProducerID, h.ProducerEpoch, marker.CoordinatorEpoch)
+	}
+	if err != nil {
+		l.mu.Unlock()
+		return AppendInfo{}, false, err
+	}
+	dup, isDup, err := l.mu.producers.check(&h, guard)
 	if err != nil || isDup {
 		l.mu.Unlock()
 		if err != nil {
@@ -176,7 +197,7 @@ func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo,
 		l.mu.Unlock()
 		return AppendInfo{}, false, fmt.Errorf("%w: appending to %s: %w", kerr.KafkaStorageError, l.dir, err)
 	}
-	l.mu.producers.update(&h)
+	txnErr := l.applyBatchLocked(seg, &h, batch)
 	l.assertAppendOffset(base, last+1)
 	l.logEndOffset.Store(last + 1)
 	if leaderEpoch >= 0 && leaderEpoch > l.epochs.latestEpoch() {
@@ -189,6 +210,11 @@ func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo,
 	l.mu.Unlock()
 
 	info = AppendInfo{BaseOffset: base, LastOffset: last, LogAppendTime: -1, LogStartOffset: l.logStartOffset.Load()}
+	if txnErr != nil {
+		// The batch is in the log but its index entry is not: the disk
+		// error has taken the log dir offline (vfs.Reporting).
+		return info, false, txnErr
+	}
 	return info, unflushed >= cfg.FlushMessages, nil
 }
 
