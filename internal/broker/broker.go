@@ -68,6 +68,9 @@ type Broker struct {
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
+	// txnVerifier checks transactional produces with their coordinator
+	// (txn_verify.go).
+	txnVerifier TxnVerifier
 
 	// autoCreates runs one auto-creation per missing topic name at a time
 	// (metadata.go; find_coordinator.go for __consumer_offsets), shared by
@@ -95,6 +98,10 @@ type Options struct {
 	// LeaderQuota is leader.replication.throttled.rate (fetch_throttle.go);
 	// nil: unlimited.
 	LeaderQuota ReplicationQuota
+	// TxnVerifier checks transactional produces with the coordinator
+	// (KIP-890); nil: AddPartitionsToTxn with verify_only to the leader of
+	// the transactional id's __transaction_state partition.
+	TxnVerifier TxnVerifier
 	Logger      *slog.Logger
 }
 
@@ -118,6 +125,9 @@ func New(o Options) *Broker {
 	if o.LeaderQuota == nil {
 		o.LeaderQuota = unlimitedQuota{}
 	}
+	if o.TxnVerifier == nil {
+		o.TxnVerifier = newCoordinatorVerifier(o.Config.TransactionStateLogNumPartitions, interBrokerListener(o.Config), o.Config.NodeID)
+	}
 	return &Broker{
 		cfg:           o.Config,
 		nodeID:        o.Config.NodeID,
@@ -133,11 +143,16 @@ func New(o Options) *Broker {
 		kraftVersion:  o.KRaftVersion,
 		ready:         o.Ready,
 		leaderQuota:   o.LeaderQuota,
+		txnVerifier:   o.TxnVerifier,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),
 	}
 }
+
+// Close releases the connections the broker opened to other brokers (the
+// transaction verifications'); the listeners are closed first.
+func (b *Broker) Close() { b.txnVerifier.Close() }
 
 // handlerFunc answers one API. It returns the response to send (nil for
 // none) or an error that closes the connection.

@@ -37,6 +37,8 @@ var interBrokerAPIs = map[int16]bool{
 	int16(kmsg.BrokerHeartbeat):     true,
 	int16(kmsg.AlterPartition):      true,
 	int16(kmsg.AllocateProducerIDs): true,
+	// Transaction coordinators write markers to partition leaders.
+	int16(kmsg.WriteTxnMarkers): true,
 }
 
 // interBrokerListener is the name of the listener other brokers reach this

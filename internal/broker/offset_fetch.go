@@ -6,9 +6,10 @@ package broker
 // committed). A null topic list (v2+) asks for every committed partition.
 // v0-v1 report coordinator errors per partition, v2-v7 at the top level,
 // v8+ per group, several groups per request (KIP-709). v5+ returns the
-// leader epoch. require_stable (v7+, KIP-447) asks to wait out pending
-// transactional offsets; there are none without transactions, so every
-// offset is stable. v9's member id and epoch apply to KIP-848 groups only;
+// leader epoch. require_stable (v7+, KIP-447): a partition whose offset
+// is pending in an open transaction (TxnOffsetCommit not yet decided by a
+// marker) is UNSTABLE_OFFSET_COMMIT with offset -1, and the consumer
+// retries; without require_stable the last committed offset is returned. v9's member id and epoch apply to KIP-848 groups only;
 // classic groups do not validate them, as in Kafka.
 
 import (
@@ -44,7 +45,7 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 			if r.Version >= 9 {
 				member = &group.FetchingMember{MemberID: rg.MemberID, Epoch: rg.MemberEpoch}
 			}
-			offsets, err := b.fetchOffsets(rg.Group, member, tps)
+			offsets, err := b.fetchOffsets(rg.Group, member, tps, req.RequireStable)
 			if err != nil {
 				g.ErrorCode = b.errCode(err)
 				resp.Groups = append(resp.Groups, g)
@@ -78,7 +79,7 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 			}
 		}
 	}
-	offsets, err := b.fetchOffsets(req.Group, nil, tps)
+	offsets, err := b.fetchOffsets(req.Group, nil, tps, r.Version >= 7 && req.RequireStable)
 	if err != nil {
 		if r.Version >= 2 {
 			resp.ErrorCode = b.errCode(err)
@@ -107,11 +108,11 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 	return resp, nil
 }
 
-func (b *Broker) fetchOffsets(groupID string, member *group.FetchingMember, tps []group.TopicPartition) ([]group.FetchedOffset, error) {
+func (b *Broker) fetchOffsets(groupID string, member *group.FetchingMember, tps []group.TopicPartition, requireStable bool) ([]group.FetchedOffset, error) {
 	if b.groups == nil {
 		return nil, errNoCoordinator
 	}
-	return b.groups.FetchOffsetsAsMember(groupID, member, tps)
+	return b.groups.FetchOffsetsStable(groupID, member, tps, requireStable)
 }
 
 // groupByTopic splits offsets into runs of one topic, keeping the order

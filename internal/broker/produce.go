@@ -39,13 +39,19 @@ package broker
 // Transactional batches (the attributes' transactional bit): a request
 // carrying one without a transactional id is answered
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition, as Kafka's
-// KafkaApis.handleProduceRequest does before anything is appended. With a
-// transactional id, Kafka (3.6+, KIP-890 verification) appends a
-// transactional batch only inside an ongoing, verified transaction and
-// otherwise answers INVALID_TXN_STATE; there is no transaction coordinator
-// yet, so no transaction is ever ongoing and every transactional batch gets
-// INVALID_TXN_STATE. Control batches are never accepted from clients
-// (INVALID_RECORD, record.ValidateProduce).
+// KafkaApis.handleProduceRequest does before anything is appended. With
+// transaction.partition.verification.enable (the default), the batch that
+// opens a producer's transaction on a partition is first verified with the
+// producer's transaction coordinator (KIP-890 part 1, txn_verify.go); a
+// partition the producer never added gets the coordinator's
+// INVALID_TXN_STATE, a stale epoch INVALID_PRODUCER_EPOCH or
+// PRODUCER_FENCED, and nothing is appended. The check is made once per
+// transaction and partition: later batches of the open transaction need
+// none, and a marker written while the check was in flight fails the
+// append with INVALID_TXN_STATE (storage.VerificationGuard). A plain batch
+// from a producer whose transaction is open is INVALID_TXN_STATE too.
+// Control batches are never accepted from clients (INVALID_RECORD,
+// record.ValidateProduce); markers come through WriteTxnMarkers.
 
 import (
 	"context"
@@ -60,6 +66,7 @@ import (
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/server"
+	"github.com/vltava/vltava/internal/storage"
 )
 
 func init() { register(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
@@ -98,7 +105,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			} else {
 				var p *partition.Partition
 				var required int64
-				p, required, err = b.producePartition(img, req, rt.Topic, &rp, &sp)
+				p, required, err = b.producePartition(ctx, img, req, rt.Topic, &rp, &sp)
 				if err == nil && p != nil && req.Acks == -1 {
 					waits = append(waits, replicationWait{p: p, required: required, topic: ti, partition: pi})
 				}
@@ -177,7 +184,7 @@ type replicationWait struct {
 // producePartition appends one partition's batch. It returns the partition
 // and the offset the high watermark must reach for the batch to be
 // committed.
-func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest, topic string,
+func (b *Broker) producePartition(ctx context.Context, img *metadata.Image, req *kmsg.ProduceRequest, topic string,
 	rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) (*partition.Partition, int64, error) {
 	switch {
 	case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
@@ -194,9 +201,11 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	if err != nil {
 		return nil, 0, err
 	}
-	if req.TransactionID != nil && isTransactionalBatch(rp.Records) {
-		// Kafka verifies the transaction for partitions it leads.
-		return nil, 0, fmt.Errorf("%w: the record batch is not part of an ongoing transaction (transactions are not supported yet)", kerr.InvalidTxnState)
+	guard := storage.NoVerification
+	if req.TransactionID != nil && b.cfg.TransactionPartitionVerificationEnable && isTransactionalBatch(rp.Records) {
+		if guard, err = b.verifyTransaction(ctx, img, *req.TransactionID, topic, p, rp.Records); err != nil {
+			return nil, 0, err
+		}
 	}
 	data := rp.Records
 	if req.Version < firstBatchProduceVersion {
@@ -204,7 +213,7 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 			return nil, 0, err // nil data: no complete message, nothing to append
 		}
 	}
-	info, err := p.Append(data, req.Acks, req.Version)
+	info, err := p.AppendTxn(data, req.Acks, req.Version, storage.TxnAppend{Guard: guard})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -212,6 +221,26 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
 	return p, info.LastOffset + 1, nil
+}
+
+// verifyTransaction checks with the coordinator that the transactional
+// batch's partition is part of the producer's transaction, unless its
+// transaction is already open here, and returns the guard to append with.
+func (b *Broker) verifyTransaction(ctx context.Context, img *metadata.Image, txnID, topic string, p *partition.Partition, records []byte) (storage.VerificationGuard, error) {
+	h, err := record.ParseHeader(records)
+	if err != nil {
+		return storage.NoVerification, err
+	}
+	guard, needed := p.StartTransactionVerification(h.ProducerID)
+	if !needed {
+		return guard, nil
+	}
+	err = b.txnVerifier.VerifyTransaction(ctx, img, TxnPartition{TransactionalID: txnID, ProducerID: h.ProducerID,
+		ProducerEpoch: h.ProducerEpoch, Topic: topic, Partition: p.Index})
+	if err != nil {
+		return storage.NoVerification, verificationProduceError(err)
+	}
+	return guard, nil
 }
 
 // hasTransactionalBatch reports whether any partition of a Produce request

@@ -169,7 +169,6 @@ var keyStatus = map[string]Support{
 	"transactional.id.expiration.ms":                              defaultOnly(whyTxn),
 	"transaction.abort.timed.out.transaction.cleanup.interval.ms": defaultOnly(whyTxn),
 	"transaction.remove.expired.transaction.cleanup.interval.ms":  defaultOnly(whyTxn),
-	"transaction.partition.verification.enable":                   defaultOnly(whyTxn),
 }
 
 // topicKeyStatus classifies the topic keys that are not honoured; every

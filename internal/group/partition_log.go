@@ -9,6 +9,7 @@ import (
 
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/storage"
 )
 
 // PartitionLog is the OffsetsLog over this broker's __consumer_offsets
@@ -47,7 +48,9 @@ func (l PartitionLog) Append(p int32, batch []byte) error {
 	if err != nil {
 		return err
 	}
-	info, err := part.Append(batch, -1, produceVersion)
+	// The coordinator's own batches: a transactional offset commit's
+	// sequence is not a client's and is not checked.
+	info, err := part.AppendTxn(batch, -1, produceVersion, storage.TxnAppend{FromCoordinator: true})
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,7 @@ type Node struct {
 	replicas   *replication.Manager
 	groups     *group.Coordinator
 	server     *server.Server
+	brokerAPIs *broker.Broker
 	// quorumServer serves the controller APIs on the quorum port of a
 	// controller; nil on a broker-only node.
 	quorumServer *server.Server
@@ -272,6 +273,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		LeaderQuota:  quotas.Leader,
 		Logger:       log.With("component", "broker"),
 	})
+	n.brokerAPIs = b
 	var lcs []server.ListenerConfig
 	for _, l := range cfg.Listeners {
 		if slices.Contains(cfg.ControllerListenerNames, l.Name) {
@@ -688,6 +690,9 @@ func (n *Node) closeAll(controlled bool) error {
 	}
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
+	}
+	if n.brokerAPIs != nil {
+		n.brokerAPIs.Close() // its connections to other brokers
 	}
 
 	if n.groups != nil {

@@ -136,16 +136,16 @@ func (l *Log) flushForPolicy() error {
 // says the policy calls for one, and the caller runs Flush once it holds no
 // lock of its own (the partition's role lock must not wait on a disk).
 func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo, needsFlush bool, err error) {
-	return l.AppendVerifiedUnflushed(batch, leaderEpoch, NoVerification)
+	return l.AppendTxnUnflushed(batch, leaderEpoch, TxnAppend{})
 }
 
-// AppendVerifiedUnflushed is AppendUnflushed for a batch whose transaction
-// was verified with its coordinator (KIP-890): a transactional batch that
+// AppendTxnUnflushed is AppendUnflushed with the batch's transactional
+// context: with a verification guard (KIP-890), a transactional batch that
 // opens a transaction must carry the guard StartTransactionVerification
 // handed out, else it is INVALID_TXN_STATE and nothing is appended. A
 // control batch (a transaction marker the broker built) is checked against
 // the producer's epoch and coordinator epoch.
-func (l *Log) AppendVerifiedUnflushed(batch []byte, leaderEpoch int32, guard VerificationGuard) (info AppendInfo, needsFlush bool, err error) {
+func (l *Log) AppendTxnUnflushed(batch []byte, leaderEpoch int32, opts TxnAppend) (info AppendInfo, needsFlush bool, err error) {
 	h, err := parseStoredHeader(batch)
 	if err != nil {
 		return AppendInfo{}, false, err
@@ -172,7 +172,7 @@ func (l *Log) AppendVerifiedUnflushed(batch []byte, leaderEpoch int32, guard Ver
 		l.mu.Unlock()
 		return AppendInfo{}, false, err
 	}
-	dup, isDup, err := l.mu.producers.check(&h, guard)
+	dup, isDup, err := l.mu.producers.check(&h, opts)
 	if err != nil || isDup {
 		l.mu.Unlock()
 		if err != nil {

@@ -112,8 +112,24 @@ type producerStateManager struct {
 // already closed. NoVerification skips the check.
 type VerificationGuard uint64
 
+// TxnAppend says how a leader append relates to transactions.
+type TxnAppend struct {
+	// Guard is the KIP-890 verification the append was made under;
+	// NoVerification when none was needed.
+	Guard VerificationGuard
+	// FromCoordinator marks a batch written by a coordinator of this
+	// broker rather than a client: its sequence is not checked.
+	FromCoordinator bool
+}
+
 // NoVerification is the guard of appends that are not verified.
 const NoVerification VerificationGuard = 0
+
+// verifiedOngoing is the guard handed out when the producer's transaction
+// was already open: it matches no stored guard, so if a marker closes the
+// transaction before the append, the append cannot open a new one
+// (Kafka's VerificationGuard.SENTINEL).
+const verifiedOngoing VerificationGuard = math.MaxUint64
 
 // completedTxn is a transaction ended by a marker (Kafka's CompletedTxn).
 type completedTxn struct {
@@ -175,7 +191,7 @@ func (m *producerStateManager) lastStableOffsetAfter(t completedTxn) int64 {
 // whose transaction is already open here was verified when it began.
 func (m *producerStateManager) startVerification(producerID int64) (VerificationGuard, bool) {
 	if _, open := m.ongoing[producerID]; open {
-		return NoVerification, false
+		return verifiedOngoing, false
 	}
 	if g, ok := m.verified[producerID]; ok {
 		return g, true
@@ -189,14 +205,24 @@ func (m *producerStateManager) startVerification(producerID int64) (Verification
 // It returns the original batch if this is a retry of one of the last
 // batches, an error wrapping kerr.InvalidProducerEpoch for a fenced epoch, or
 // kerr.OutOfOrderSequenceNumber for a gap (ProducerAppendInfo.checkSequence).
-func (m *producerStateManager) check(h *record.Header, guard VerificationGuard) (dup batchMetadata, isDup bool, err error) {
+//
+// A batch from a coordinator (opts.FromCoordinator: the group
+// coordinator's transactional offsets) has its epoch checked but neither
+// duplicates nor sequences, as Kafka checks only AppendOrigin.CLIENT.
+func (m *producerStateManager) check(h *record.Header, opts TxnAppend) (dup batchMetadata, isDup bool, err error) {
 	if h.ProducerID < 0 {
 		return batchMetadata{}, false, nil
 	}
-	if err := m.checkTransaction(h, guard); err != nil {
+	if err := m.checkTransaction(h, opts.Guard); err != nil {
 		return batchMetadata{}, false, err
 	}
 	e := m.producers[h.ProducerID]
+	if opts.FromCoordinator {
+		if e != nil && h.ProducerEpoch < e.epoch {
+			return batchMetadata{}, false, fmt.Errorf("%w: producer %d epoch %d is older than current epoch %d", kerr.InvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.epoch)
+		}
+		return batchMetadata{}, false, nil
+	}
 	if e == nil {
 		// No state (new producer, or its batches were removed by retention
 		// or DeleteRecords): Kafka accepts any sequence.
