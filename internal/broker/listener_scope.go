@@ -30,8 +30,8 @@ import (
 	"github.com/vltava/vltava/internal/server"
 )
 
-// interBrokerAPIs are served on the inter-broker listener and the quorum
-// port only.
+// interBrokerAPIs are served on the inter-broker listener only (and the
+// controller APIs among them on the quorum port).
 var interBrokerAPIs = map[int16]bool{
 	int16(kmsg.BrokerRegistration):  true,
 	int16(kmsg.BrokerHeartbeat):     true,
