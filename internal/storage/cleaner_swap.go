@@ -146,6 +146,11 @@ func (l *Log) cleanGroup(group []*segment, f *cleanFilter, cfg *Config, res *Cle
 		}
 	}
 	cleaned.onBecomeInactive()
+	for _, e := range f.txns.kept {
+		if err := cleaned.txn.append(e); err != nil {
+			return fmt.Errorf("%w: writing the transaction index of cleaned segment %d: %v", kerr.KafkaStorageError, base, err)
+		}
+	}
 	if err := cleaned.flush(); err != nil {
 		return fmt.Errorf("%w: syncing cleaned segment %d: %v", kerr.KafkaStorageError, base, err)
 	}
