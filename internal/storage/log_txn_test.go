@@ -232,3 +232,37 @@ func TestTxnIndexTornTail(t *testing.T) {
 		t.Fatalf("unknown version: %+v, %v", got, err)
 	}
 }
+
+// TestFollowerBuildsTheSameTransactionState: a follower appending the
+// leader's batches gets the same open transactions, aborted transactions
+// and last stable offset, so it serves read_committed the same once it
+// leads.
+func TestFollowerBuildsTheSameTransactionState(t *testing.T) {
+	leader := openTestLog(t, t.TempDir(), testConfig(), OpenOptions{})
+	defer leader.Close()
+	mustAppend(t, leader, txnData(7, 0, 0, 2), 3)
+	mustAppend(t, leader, txnData(8, 0, 0, 1), 3)
+	mustAppend(t, leader, marker(t, 7, 0, false, 1), 3)
+	mustAppend(t, leader, txnData(9, 0, 0, 1), 3)
+	leo := leader.LogEndOffset()
+	res, err := leader.Read(0, 1<<20, leo, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := openTestLog(t, t.TempDir(), testConfig(), OpenOptions{})
+	defer follower.Close()
+	if _, err := follower.AppendAsFollower(res.Data); err != nil {
+		t.Fatal(err)
+	}
+	leader.AdvanceHighWatermark(leo)
+	follower.SetHighWatermark(leo)
+	if got, want := follower.AbortedTransactions(0, leo), leader.AbortedTransactions(0, leo); !slices.Equal(got, want) || len(got) != 1 {
+		t.Fatalf("follower aborted %+v, leader %+v", got, want)
+	}
+	if got, want := follower.LastStableOffset(), leader.LastStableOffset(); got != want || got != 2 {
+		t.Fatalf("follower LSO %d, leader %d, want 2 (producer 8's open transaction)", got, want)
+	}
+	if !slices.Equal(follower.Producers(), leader.Producers()) {
+		t.Fatalf("producer state differs:\n%+v\n%+v", follower.Producers(), leader.Producers())
+	}
+}
