@@ -203,14 +203,6 @@ func (t *txnIndex) rename(path string) error {
 	return nil
 }
 
-// remove deletes the file, if any.
-func (t *txnIndex) remove() error {
-	if err := t.fs.Remove(t.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
 // flush fsyncs the file, if any, with its segment.
 func (t *txnIndex) flush() error {
 	if len(t.list()) == 0 {
