@@ -221,12 +221,6 @@ func (p *Partition) ReadRegion(offset int64, maxBytes int, minOneBatch bool) (st
 	return p.log.ReadRegion(offset, maxBytes, p.log.HighWatermark(), minOneBatch)
 }
 
-// ReadRegionCommitted is ReadRegion for read_committed consumers: the
-// batches below the last stable offset.
-func (p *Partition) ReadRegionCommitted(offset int64, maxBytes int, minOneBatch bool) (storage.ReadResult, error) {
-	return p.log.ReadRegion(offset, maxBytes, p.log.LastStableOffset(), minOneBatch)
-}
-
 // DeleteRecordsBefore moves the log start offset to offset (-1 = the high
 // watermark), as the DeleteRecords API does.
 func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
