@@ -14,15 +14,26 @@ package broker
 // FENCED_INSTANCE_ID) unless they are the defaults (-1, "", null) older
 // consumers send. A partition missing from the metadata image is
 // UNKNOWN_TOPIC_OR_PARTITION, as for OffsetCommit.
+//
+// With transaction.partition.verification.enable, the commit that opens
+// the producer's transaction on the group's __consumer_offsets partition is
+// first verified with the transaction coordinator (KIP-890 part 1, as for
+// Produce: the partition is the one AddOffsetsToTxn added); a failed check
+// is every partition's error, coordinator trouble COORDINATOR_NOT_AVAILABLE
+// (retriable), and nothing is written.
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/group"
+	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/server"
+	"github.com/vltava/vltava/internal/storage"
 )
 
 func init() { register(kmsg.TxnOffsetCommit, 0, 4, (*Broker).handleTxnOffsetCommit) }
@@ -70,7 +81,9 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *server.Request) (
 	case b.groups == nil:
 		groupErr = errNoCoordinator
 	default:
-		groupErr, errs = b.groups.TxnCommitOffsets(ctx, cr)
+		if cr.Guard, groupErr = b.verifyTxnOffsetCommit(ctx, img, req); groupErr == nil {
+			groupErr, errs = b.groups.TxnCommitOffsets(ctx, cr)
+		}
 	}
 	i, k := 0, 0
 	for _, t := range req.Topics {
@@ -98,4 +111,35 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *server.Request) (
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil
+}
+
+// verifyTxnOffsetCommit checks with the transaction coordinator that the
+// group's offsets partition is in the producer's transaction, unless the
+// transaction is already open there, and returns the guard to append with.
+func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, img *metadata.Image, req *kmsg.TxnOffsetCommitRequest) (storage.VerificationGuard, error) {
+	if !b.cfg.TransactionPartitionVerificationEnable {
+		return storage.NoVerification, nil
+	}
+	t, ok := img.Topic(metadata.ConsumerOffsetsTopic)
+	if !ok || len(t.Partitions) == 0 {
+		return storage.NoVerification, nil // the coordinator answers for the group
+	}
+	idx := group.PartitionFor(req.Group, int32(len(t.Partitions)))
+	p := b.partitions.Get(metadata.ConsumerOffsetsTopic, idx)
+	if p == nil || !p.IsLeader() {
+		return storage.NoVerification, nil // likewise: NOT_COORDINATOR
+	}
+	guard, needed := p.StartTransactionVerification(req.ProducerID)
+	if !needed {
+		return guard, nil
+	}
+	err := b.txnVerifier.VerifyTransaction(ctx, img, TxnPartition{TransactionalID: req.TransactionalID, ProducerID: req.ProducerID,
+		ProducerEpoch: req.ProducerEpoch, Topic: metadata.ConsumerOffsetsTopic, Partition: idx})
+	if err != nil {
+		if errors.Is(verificationProduceError(err), kerr.NotEnoughReplicas) {
+			return storage.NoVerification, fmt.Errorf("%w: %v", kerr.CoordinatorNotAvailable, err)
+		}
+		return storage.NoVerification, err
+	}
+	return guard, nil
 }

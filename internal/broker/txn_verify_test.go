@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/testing/freeport"
 )
 
@@ -273,5 +274,56 @@ func TestTransactionalProduceIsVerified(t *testing.T) {
 	}
 	if leo() != end+1 {
 		t.Fatalf("log end %d, want %d: only the epoch-1 batch was appended", leo(), end+1)
+	}
+}
+
+// TestTxnOffsetCommitIsVerified (KIP-890 part 1): the offsets a producer
+// commits in its transaction are written only once its coordinator
+// confirms the group's __consumer_offsets partition is in the transaction
+// (AddOffsetsToTxn added it); otherwise INVALID_TXN_STATE and nothing is
+// pending.
+func TestTxnOffsetCommitIsVerified(t *testing.T) {
+	coord := startFakeTxnCoordinator(t)
+	tn := startNode(t, nil)
+	c := tn.dial()
+	const grp = "verified-group"
+	// __consumer_offsets first, on this broker alone.
+	waitCoordinator(t, c, grp)
+	createAssigned(t, c, "in", 1, 1)
+	leadTransactionStateAt(t, c, tn.n.ClusterID(), coord.addr)
+
+	commit := func() int16 {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = "tx", grp, 21, 0, -1
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = "in"
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = 0, 9, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return do[*kmsg.TxnOffsetCommitResponse](c, 3, req).Topics[0].Partitions[0].ErrorCode
+	}
+	pendingErr := func() int16 {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = grp
+		rt := kmsg.NewOffsetFetchRequestGroupTopic()
+		rt.Topic, rt.Partitions = "in", []int32{0}
+		rg.Topics = append(rg.Topics, rt)
+		req.Groups, req.RequireStable = append(req.Groups, rg), true
+		return do[*kmsg.OffsetFetchResponse](c, 8, req).Groups[0].Topics[0].Partitions[0].ErrorCode
+	}
+	if got := commit(); got != kerr.InvalidTxnState.Code {
+		t.Fatalf("offsets partition not in the transaction: error %d, want INVALID_TXN_STATE", got)
+	}
+	if got := pendingErr(); got != 0 {
+		t.Fatalf("a refused commit left an offset pending (error %d)", got)
+	}
+	coord.add(21, 0, fmt.Sprintf("__consumer_offsets-%d", group.PartitionFor(grp, 50)))
+	if got := commit(); got != 0 {
+		t.Fatalf("verified commit: error %d", got)
+	}
+	if got := pendingErr(); got != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("require_stable after the verified commit: error %d, want UNSTABLE_OFFSET_COMMIT", got)
 	}
 }

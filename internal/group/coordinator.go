@@ -473,7 +473,12 @@ func (c *Coordinator) appendRecords(p int32, recs []kv) error {
 // appendBatch appends one batch to partition p, its errors mapped to the
 // coordinator's as Kafka maps them.
 func (c *Coordinator) appendBatch(p int32, batch []byte) error {
-	err := c.log.Append(p, batch)
+	return mapAppendError(c.log.Append(p, batch))
+}
+
+// mapAppendError is Kafka's mapping of an offsets append's error to the
+// coordinator's.
+func mapAppendError(err error) error {
 	switch {
 	case err == nil:
 		return nil

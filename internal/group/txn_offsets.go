@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/storage"
 )
 
 // TxnCommitRequest is one TxnOffsetCommit.
@@ -32,6 +33,16 @@ type TxnCommitRequest struct {
 	MemberID   string
 	InstanceID *string
 	Offsets    []CommitOffset
+	// Guard is the KIP-890 verification made with the transaction
+	// coordinator for the group's offsets partition, if one was needed.
+	Guard storage.VerificationGuard
+}
+
+// VerifiedAppender is implemented by an OffsetsLog that appends under a
+// KIP-890 verification guard (PartitionLog); without it the guard is not
+// checked.
+type VerifiedAppender interface {
+	AppendVerified(partition int32, batch []byte, guard storage.VerificationGuard) error
 }
 
 // TxnCommitOffsets validates the committer as Kafka's
@@ -73,7 +84,7 @@ func (c *Coordinator) TxnCommitOffsets(ctx context.Context, req TxnCommitRequest
 		recs = append(recs, kv{key: offsetCommitKey(g.id, o.TopicPartition), value: offsetCommitValue(committed[i])})
 		apply = append(apply, i)
 	}
-	if err := c.appendTxnRecords(g.partition, req.ProducerID, req.ProducerEpoch, recs); err != nil {
+	if err := c.appendTxnRecords(g.partition, req.ProducerID, req.ProducerEpoch, req.Guard, recs); err != nil {
 		err = commitAppendError(err)
 		for _, i := range apply {
 			errs[i] = err
@@ -124,13 +135,16 @@ func (g *Group) validateTxnCommitLocked(req TxnCommitRequest) error {
 
 // appendTxnRecords appends records to partition p as one transactional
 // batch of the producer, as Kafka's coordinator writes a TxnOffsetCommit.
-func (c *Coordinator) appendTxnRecords(p int32, producerID int64, producerEpoch int16, recs []kv) error {
+func (c *Coordinator) appendTxnRecords(p int32, producerID int64, producerEpoch int16, guard storage.VerificationGuard, recs []kv) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	batch, err := buildTxnBatch(recs, c.now().UnixMilli(), producerID, producerEpoch, c.cfg.CommitCodec)
 	if err != nil {
 		return err
+	}
+	if va, ok := c.log.(VerifiedAppender); ok && guard != storage.NoVerification {
+		return mapAppendError(va.AppendVerified(p, batch, guard))
 	}
 	return c.appendBatch(p, batch)
 }
