@@ -64,6 +64,9 @@ type Log struct {
 		sync.Mutex
 		producers *producerStateManager
 		closed    bool
+		// replay is set while producer state is replayed from the log
+		// (log_txn.go).
+		replay *txnReplay
 	}
 
 	pendingDeletes struct {

@@ -245,7 +245,8 @@ func (l *Log) rebuildProducerStateFromLocked(maxSnapshot int64) error {
 	pm := l.mu.producers
 	leo := l.logEndOffset.Load()
 	lso := l.logStartOffset.Load()
-	l.txnBounds.Store(nil)
+	l.beginTxnReplayLocked()
+	defer l.endTxnReplayLocked()
 	from, ok, err := pm.loadLatestSnapshot(min(leo, maxSnapshot))
 	if err != nil {
 		return err
@@ -284,7 +285,6 @@ func (l *Log) rebuildProducerStateFromLocked(maxSnapshot int64) error {
 			}
 		}
 	}
-	l.publishTxnBoundsLocked(nil)
 	return pm.truncateHead(lso)
 }
 

@@ -35,9 +35,20 @@ type txnBounds struct {
 // publishTxnBoundsLocked republishes the bounds after producer state
 // changed; completed is a transaction just ended by a marker, if any. The
 // append lock must be held.
+//
+// During a replay (l.mu.replay set) nothing is published: the state is
+// partial until the replay ends, and readers keep the bounds from before
+// it; the transactions completed meanwhile are collected for the final
+// publish.
 func (l *Log) publishTxnBoundsLocked(completed *completedTxn) {
-	old := l.txnBounds.Load()
 	hw := l.highWatermark.Load()
+	if r := l.mu.replay; r != nil {
+		if completed != nil && completed.lastOffset >= hw {
+			r.unreplicated = append(r.unreplicated, *completed)
+		}
+		return
+	}
+	old := l.txnBounds.Load()
 	next := &txnBounds{firstOngoing: l.mu.producers.firstUnstableOffset()}
 	if old != nil {
 		for _, t := range old.unreplicated {
@@ -52,8 +63,31 @@ func (l *Log) publishTxnBoundsLocked(completed *completedTxn) {
 	l.txnBounds.Store(next)
 }
 
+// beginTxnReplayLocked starts a producer-state replay (load, truncation):
+// the bounds are rebuilt from it alone.
+func (l *Log) beginTxnReplayLocked() { l.mu.replay = &txnReplay{} }
+
+// endTxnReplayLocked publishes the bounds the replay rebuilt.
+func (l *Log) endTxnReplayLocked() {
+	r := l.mu.replay
+	l.mu.replay = nil
+	hw := l.highWatermark.Load()
+	next := &txnBounds{firstOngoing: l.mu.producers.firstUnstableOffset()}
+	for _, t := range r.unreplicated {
+		if t.lastOffset >= hw {
+			next.unreplicated = append(next.unreplicated, t)
+		}
+	}
+	l.txnBounds.Store(next)
+}
+
+// txnReplay collects what a replay completes for endTxnReplayLocked.
+type txnReplay struct {
+	unreplicated []completedTxn
+}
+
 // resetTxnBoundsLocked forgets completed transactions (the log was
-// truncated or reloaded: the replayed state is all there is).
+// emptied: the producer state is all there is).
 func (l *Log) resetTxnBoundsLocked() {
 	l.txnBounds.Store(&txnBounds{firstOngoing: l.mu.producers.firstUnstableOffset()})
 }
@@ -115,7 +149,7 @@ func (l *Log) AbortedTransactions(from, upTo int64) []AbortedTxn {
 func (l *Log) StartTransactionVerification(producerID int64) (VerificationGuard, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.mu.producers.startVerification(producerID)
+	return l.mu.producers.startVerification(producerID, l.now().UnixMilli())
 }
 
 // ProducerState describes one active producer of the partition, as

@@ -100,8 +100,15 @@ type producerStateManager struct {
 	// transaction was checked with its coordinator (KIP-890 part 1,
 	// Kafka's VerificationStateEntry); a marker clears it. Not persisted:
 	// a restarted or new leader verifies again.
-	verified  map[int64]VerificationGuard
+	verified  map[int64]verification
 	lastGuard VerificationGuard
+}
+
+// verification is a guard handed out and when (Unix ms), so one whose
+// append never came is dropped with the idle producers.
+type verification struct {
+	guard VerificationGuard
+	atMs  int64
 }
 
 // VerificationGuard ties a transactional append to the coordinator check
@@ -148,7 +155,7 @@ const (
 
 func newProducerStateManager(dir string, expirationMs int64) *producerStateManager {
 	return &producerStateManager{dir: dir, expirationMs: expirationMs, producers: make(map[int64]*producerEntry),
-		ongoing: make(map[int64]int64), verified: make(map[int64]VerificationGuard)}
+		ongoing: make(map[int64]int64), verified: make(map[int64]verification)}
 }
 
 // setProducers replaces the state (a snapshot load, a reset) and derives
@@ -189,15 +196,15 @@ func (m *producerStateManager) lastStableOffsetAfter(t completedTxn) int64 {
 // startVerification returns the guard for producerID's next transactional
 // append, and whether the coordinator must be asked at all: a producer
 // whose transaction is already open here was verified when it began.
-func (m *producerStateManager) startVerification(producerID int64) (VerificationGuard, bool) {
+func (m *producerStateManager) startVerification(producerID int64, nowMs int64) (VerificationGuard, bool) {
 	if _, open := m.ongoing[producerID]; open {
 		return verifiedOngoing, false
 	}
-	if g, ok := m.verified[producerID]; ok {
-		return g, true
+	if v, ok := m.verified[producerID]; ok {
+		return v.guard, true
 	}
 	m.lastGuard++
-	m.verified[producerID] = m.lastGuard
+	m.verified[producerID] = verification{guard: m.lastGuard, atMs: nowMs}
 	return m.lastGuard, true
 }
 
@@ -276,7 +283,7 @@ func (m *producerStateManager) checkTransaction(h *record.Header, guard Verifica
 	if open || guard == NoVerification {
 		return nil
 	}
-	if m.verified[h.ProducerID] != guard {
+	if v, ok := m.verified[h.ProducerID]; !ok || v.guard != guard {
 		return fmt.Errorf("%w: the transaction of producer %d was not verified, or ended while it was", kerr.InvalidTxnState, h.ProducerID)
 	}
 	return nil
@@ -365,6 +372,11 @@ func (m *producerStateManager) update(h *record.Header, marker *record.Marker) (
 // removeExpired drops producers idle for producer.id.expiration.ms with no
 // open transaction (Kafka's removeExpiredProducers). It returns how many.
 func (m *producerStateManager) removeExpired(nowMs int64) int {
+	for id, v := range m.verified {
+		if nowMs-v.atMs >= m.expirationMs {
+			delete(m.verified, id)
+		}
+	}
 	n := 0
 	for id, e := range m.producers {
 		if e.currentTxnFirstOffset < 0 && nowMs-e.lastTimestamp >= m.expirationMs {
