@@ -268,3 +268,38 @@ func TestTxnOffsetCommitVisibleOnCommit(t *testing.T) {
 		t.Fatalf("KIP-447 commit from an unknown member: error %d, want UNKNOWN_MEMBER_ID", code)
 	}
 }
+
+// TestReadCommittedFetchWakesOnMarker: a read_committed fetch parked at
+// the last stable offset (an open transaction holds it) is answered as
+// soon as the transaction's marker lets the LSO move, long before its
+// max wait.
+func TestReadCommittedFetchWakesOnMarker(t *testing.T) {
+	tn := startNode(t, map[string]string{"transaction.partition.verification.enable": "false"})
+	c, parked := tn.dial(), tn.dial()
+	createTopic(c, "wake", 1, nil)
+	first := mustProduce(t, c, txnProduce(t, "wake", 0, 7, 0, 0, "a", "b"))
+
+	req := fetchReq("wake", [16]byte{}, 0, first)
+	req.IsolationLevel, req.MinBytes, req.MaxWaitMillis = 1, 1, 20000
+	req.SetVersion(11)
+	corr := parked.send(req)
+	// Nothing is below the LSO yet: the fetch parks instead of answering.
+	if _, err := parked.recv(req, corr, 300*time.Millisecond); err == nil {
+		t.Fatal("a read_committed fetch at the LSO of an open transaction answered at once")
+	}
+	start := time.Now()
+	if code := writeMarker(c, "wake", 0, 7, 0, true, 0); code != 0 {
+		t.Fatalf("commit marker: error %d", code)
+	}
+	resp, err := parked.recv(req, corr, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || lastOffsetRead(t, p) != first+3 {
+		t.Fatalf("woken fetch: error %d, read up to %d; want the transaction and its marker (%d)", p.ErrorCode, lastOffsetRead(t, p), first+3)
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Fatalf("the parked fetch waited %v: it was not woken by the marker", waited)
+	}
+}
