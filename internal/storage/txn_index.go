@@ -19,10 +19,10 @@ const txnIndexFileSuffix = ".txnindex"
 // data and the offset of its abort marker, with the last stable offset the
 // partition had once the marker was written (Kafka's AbortedTxn).
 type AbortedTxn struct {
-	ProducerID       int64
-	FirstOffset      int64
-	LastOffset       int64 // the abort marker's offset
-	LastStableOffset int64
+	ProducerID       int64 `json:"producer_id"`
+	FirstOffset      int64 `json:"first_offset"`
+	LastOffset       int64 `json:"last_offset"` // the abort marker's offset
+	LastStableOffset int64 `json:"last_stable_offset"`
 }
 
 // txnIndex is a segment's aborted-transaction index (Kafka's
