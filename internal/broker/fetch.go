@@ -364,7 +364,11 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 	if reader.readCommitted {
 		res, err = p.Log().ReadRegion(it.fetchOffset, max(limit, 0), rp.LastStableOffset, first)
 		if err == nil && res.Size > 0 {
-			for _, a := range p.Log().AbortedTransactions(it.fetchOffset, rp.LastStableOffset) {
+			upTo := rp.LastStableOffset
+			if res.SegmentEnd > 0 {
+				upTo = min(upTo, res.SegmentEnd)
+			}
+			for _, a := range p.Log().AbortedTransactions(it.fetchOffset, upTo) {
 				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
 				at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
 				rp.AbortedTransactions = append(rp.AbortedTransactions, at)

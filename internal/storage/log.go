@@ -98,6 +98,12 @@ type ReadResult struct {
 	File     *os.File
 	Position int64
 	Size     int64
+	// SegmentEnd bounds the offsets of a region's batches: the base
+	// offset of the segment after the one it lies in, or the log end
+	// offset (0 when nothing was read from a file). A read_committed
+	// fetch lists the aborted transactions below it, as Kafka bounds them
+	// by the next segment.
+	SegmentEnd int64
 
 	HighWatermark, LogStartOffset, LogEndOffset int64
 }
@@ -321,6 +327,10 @@ func (l *Log) readRegionOnce(offset int64, maxBytes int, maxOffset int64, minOne
 		if found {
 			if size > 0 {
 				res.File, res.Position, res.Size = f, pos, size
+				res.SegmentEnd = leo
+				if i+1 < len(segs) {
+					res.SegmentEnd = segs[i+1].baseOffset
+				}
 			}
 			return res, nil
 		}

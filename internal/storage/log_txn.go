@@ -129,7 +129,8 @@ func (l *Log) FirstUnstableOffset() (int64, bool) {
 // fetch from offset from, reading below upTo, must know of: those whose
 // abort marker is at or after from and whose data starts before upTo
 // (Kafka's collectAbortedTransactions). Their markers lie in the segment
-// holding from or a later one.
+// holding from or a later one; the walk stops at the first entry whose last
+// stable offset passed upTo.
 func (l *Log) AbortedTransactions(from, upTo int64) []AbortedTxn {
 	segs := l.segmentList()
 	out := []AbortedTxn{}
@@ -137,7 +138,10 @@ func (l *Log) AbortedTransactions(from, upTo int64) []AbortedTxn {
 		if i+1 < len(segs) && segs[i+1].baseOffset <= from {
 			continue
 		}
-		out = s.txn.collectAborted(out, from, upTo)
+		var complete bool
+		if out, complete = s.txn.collectAborted(out, from, upTo); complete {
+			break
+		}
 	}
 	return out
 }

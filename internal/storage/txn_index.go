@@ -224,11 +224,17 @@ func (t *txnIndex) flush() error {
 
 // collectAborted appends the entries of txns that overlap [from, upTo):
 // whose marker is at or after from and whose data starts before upTo.
-func (t *txnIndex) collectAborted(dst []AbortedTxn, from, upTo int64) []AbortedTxn {
+// complete reports an entry whose last stable offset passed upTo: every
+// transaction starting below upTo was decided by then, so later segments
+// hold none that overlap (Kafka's TxnIndexSearchResult.isComplete).
+func (t *txnIndex) collectAborted(dst []AbortedTxn, from, upTo int64) (out []AbortedTxn, complete bool) {
 	for _, e := range t.list() {
 		if e.LastOffset >= from && e.FirstOffset < upTo {
 			dst = append(dst, e)
 		}
+		if e.LastStableOffset > upTo {
+			return dst, true
+		}
 	}
-	return dst
+	return dst, false
 }
