@@ -303,3 +303,40 @@ func TestReadCommittedFetchWakesOnMarker(t *testing.T) {
 		t.Fatalf("the parked fetch waited %v: it was not woken by the marker", waited)
 	}
 }
+
+// TestListOffsetsByTimestampReadCommitted: a timestamp lookup under
+// READ_COMMITTED finds nothing at or past the last stable offset, as
+// Kafka's fetchOffsetForTimestamp bounds it, while READ_UNCOMMITTED finds
+// the open transaction's record below the high watermark.
+func TestListOffsetsByTimestampReadCommitted(t *testing.T) {
+	tn := startNode(t, map[string]string{"transaction.partition.verification.enable": "false"})
+	c := tn.dial()
+	createTopic(c, "ts", 1, nil)
+	if p := do[*kmsg.ProduceResponse](c, 11, produceReq("ts", 0, 1, batchAt(t, record.CodecNone, 1000, "old"))).Topics[0].Partitions[0]; p.ErrorCode != 0 {
+		t.Fatalf("produce: error %d", p.ErrorCode)
+	}
+	open := mustProduce(t, c, txnProduce(t, "ts", 0, 7, 0, 0, "new"))
+	lookup := func(isolation int8) int64 {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.ReplicaID, req.IsolationLevel = -1, isolation
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = "ts"
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp, rp.CurrentLeaderEpoch = 2000, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return do[*kmsg.ListOffsetsResponse](c, 8, req).Topics[0].Partitions[0].Offset
+	}
+	if got := lookup(1); got != -1 {
+		t.Fatalf("READ_COMMITTED lookup found %d inside the open transaction", got)
+	}
+	if got := lookup(0); got != open {
+		t.Fatalf("READ_UNCOMMITTED lookup %d, want %d", got, open)
+	}
+	if code := writeMarker(c, "ts", 0, 7, 0, true, 0); code != 0 {
+		t.Fatalf("commit marker: error %d", code)
+	}
+	if got := lookup(1); got != open {
+		t.Fatalf("READ_COMMITTED lookup after the commit %d, want %d", got, open)
+	}
+}
