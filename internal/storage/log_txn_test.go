@@ -266,3 +266,36 @@ func TestFollowerBuildsTheSameTransactionState(t *testing.T) {
 		t.Fatalf("producer state differs:\n%+v\n%+v", follower.Producers(), leader.Producers())
 	}
 }
+
+// TestProducerExpirationKeepsOpenTransactions: producer.id.expiration.ms
+// removes idle producers but never one whose transaction is open (it holds
+// the last stable offset until its marker), and drops verification guards
+// whose append never came.
+func TestProducerExpirationKeepsOpenTransactions(t *testing.T) {
+	clock := &fakeClock{ms: 1_000_000}
+	cfg := testConfig()
+	cfg.ProducerIDExpirationMs = 1000
+	l := openTestLog(t, t.TempDir(), cfg, OpenOptions{Now: clock.now})
+	defer l.Close()
+	mustAppend(t, l, txnData(7, 0, 0, 1), 0)                                                                       // open, old timestamps
+	mustAppend(t, l, testBatch{records: 1, firstTs: 1000, producerID: 8, producerEpoch: 0, baseSeq: 0}.build(), 0) // idle
+	g, _ := l.StartTransactionVerification(9)
+	clock.ms += 2000
+	if n := l.RemoveExpiredProducers(); n != 1 {
+		t.Fatalf("%d producers expired, want 1 (producer 8)", n)
+	}
+	var ids []int64
+	for _, p := range l.Producers() {
+		ids = append(ids, p.ProducerID)
+	}
+	if !slices.Equal(ids, []int64{7}) {
+		t.Fatalf("producers after expiration %v, want [7]", ids)
+	}
+	l.AdvanceHighWatermark(l.LogEndOffset())
+	if got := l.LastStableOffset(); got != 0 {
+		t.Fatalf("LSO %d, want 0: the open transaction still holds it", got)
+	}
+	if _, _, err := l.AppendTxnUnflushed(txnData(9, 0, 0, 1), 0, TxnAppend{Guard: g}); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("append with an expired verification: %v, want INVALID_TXN_STATE", err)
+	}
+}
