@@ -1,6 +1,6 @@
 package broker
 
-// Produce (key 0), v0-v11.
+// Produce (key 0), v0-v12.
 //
 // v3 is the first version carrying v2 record batches, which are the only
 // batches we store. v0-v2 carry v0/v1 message sets (clients before Kafka
@@ -49,7 +49,12 @@ package broker
 // transaction and partition: later batches of the open transaction need
 // none, and a marker written while the check was in flight fails the
 // append with INVALID_TXN_STATE (storage.VerificationGuard). A plain batch
-// from a producer whose transaction is open is INVALID_TXN_STATE too.
+// from a producer whose transaction is open is INVALID_TXN_STATE too. v11+
+// clients get the coordinator's TRANSACTION_ABORTABLE as it is (older
+// ones INVALID_TXN_STATE); v12 (KIP-890 part 2, transaction.version 2,
+// the request otherwise v11's) has the leader add the partition to the
+// transaction instead of only verifying it, since those clients send no
+// AddPartitionsToTxn.
 // Control batches are never accepted from clients (INVALID_RECORD,
 // record.ValidateProduce); markers come through WriteTxnMarkers.
 
@@ -69,7 +74,7 @@ import (
 	"github.com/vltava/vltava/internal/storage"
 )
 
-func init() { register(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
+func init() { register(kmsg.Produce, 0, 12, (*Broker).handleProduce) }
 
 // firstBatchProduceVersion is the first Produce version with v2 batches;
 // older ones carry legacy message sets, converted before validation.
@@ -203,7 +208,7 @@ func (b *Broker) producePartition(ctx context.Context, img *metadata.Image, req 
 	}
 	guard := storage.NoVerification
 	if req.TransactionID != nil && b.cfg.TransactionPartitionVerificationEnable && isTransactionalBatch(rp.Records) {
-		if guard, err = b.verifyTransaction(ctx, img, *req.TransactionID, topic, p, rp.Records); err != nil {
+		if guard, err = b.verifyTransaction(ctx, img, *req.TransactionID, topic, p, rp.Records, req.Version); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -226,7 +231,7 @@ func (b *Broker) producePartition(ctx context.Context, img *metadata.Image, req 
 // verifyTransaction checks with the coordinator that the transactional
 // batch's partition is part of the producer's transaction, unless its
 // transaction is already open here, and returns the guard to append with.
-func (b *Broker) verifyTransaction(ctx context.Context, img *metadata.Image, txnID, topic string, p *partition.Partition, records []byte) (storage.VerificationGuard, error) {
+func (b *Broker) verifyTransaction(ctx context.Context, img *metadata.Image, txnID, topic string, p *partition.Partition, records []byte, version int16) (storage.VerificationGuard, error) {
 	h, err := record.ParseHeader(records)
 	if err != nil {
 		return storage.NoVerification, err
@@ -236,9 +241,9 @@ func (b *Broker) verifyTransaction(ctx context.Context, img *metadata.Image, txn
 		return guard, nil
 	}
 	err = b.txnVerifier.VerifyTransaction(ctx, img, TxnPartition{TransactionalID: txnID, ProducerID: h.ProducerID,
-		ProducerEpoch: h.ProducerEpoch, Topic: topic, Partition: p.Index})
+		ProducerEpoch: h.ProducerEpoch, Topic: topic, Partition: p.Index, Add: version >= firstAddPartitionProduceVersion})
 	if err != nil {
-		return storage.NoVerification, verificationProduceError(err)
+		return storage.NoVerification, verificationError(err, version >= firstAbortableProduceVersion)
 	}
 	return guard, nil
 }

@@ -1,6 +1,6 @@
 package broker
 
-// TxnOffsetCommit (key 28), v0-v4.
+// TxnOffsetCommit (key 28), v0-v5.
 //
 // A transactional producer commits a consumer group's offsets inside its
 // transaction (KIP-98; sendOffsetsToTransaction). The group coordinator
@@ -20,7 +20,10 @@ package broker
 // first verified with the transaction coordinator (KIP-890 part 1, as for
 // Produce: the partition is the one AddOffsetsToTxn added); a failed check
 // is every partition's error, coordinator trouble COORDINATOR_NOT_AVAILABLE
-// (retriable), and nothing is written.
+// (retriable), TRANSACTION_ABORTABLE INVALID_TXN_STATE below v4 (whose
+// clients predate it), and nothing is written. v5 (KIP-890 part 2,
+// transaction.version 2 clients, which send no AddOffsetsToTxn) adds the
+// offsets partition to the transaction instead of only verifying it.
 
 import (
 	"context"
@@ -36,7 +39,7 @@ import (
 	"github.com/vltava/vltava/internal/storage"
 )
 
-func init() { register(kmsg.TxnOffsetCommit, 0, 4, (*Broker).handleTxnOffsetCommit) }
+func init() { register(kmsg.TxnOffsetCommit, 0, 5, (*Broker).handleTxnOffsetCommit) }
 
 func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.TxnOffsetCommitRequest)
@@ -81,7 +84,7 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *server.Request) (
 	case b.groups == nil:
 		groupErr = errNoCoordinator
 	default:
-		if cr.Guard, groupErr = b.verifyTxnOffsetCommit(ctx, img, req); groupErr == nil {
+		if cr.Guard, groupErr = b.verifyTxnOffsetCommit(ctx, img, req, r.Version); groupErr == nil {
 			groupErr, errs = b.groups.TxnCommitOffsets(ctx, cr)
 		}
 	}
@@ -116,7 +119,7 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *server.Request) (
 // verifyTxnOffsetCommit checks with the transaction coordinator that the
 // group's offsets partition is in the producer's transaction, unless the
 // transaction is already open there, and returns the guard to append with.
-func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, img *metadata.Image, req *kmsg.TxnOffsetCommitRequest) (storage.VerificationGuard, error) {
+func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, img *metadata.Image, req *kmsg.TxnOffsetCommitRequest, version int16) (storage.VerificationGuard, error) {
 	if !b.cfg.TransactionPartitionVerificationEnable {
 		return storage.NoVerification, nil
 	}
@@ -134,9 +137,10 @@ func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, img *metadata.Image,
 		return guard, nil
 	}
 	err := b.txnVerifier.VerifyTransaction(ctx, img, TxnPartition{TransactionalID: req.TransactionalID, ProducerID: req.ProducerID,
-		ProducerEpoch: req.ProducerEpoch, Topic: metadata.ConsumerOffsetsTopic, Partition: idx})
+		ProducerEpoch: req.ProducerEpoch, Topic: metadata.ConsumerOffsetsTopic, Partition: idx, Add: version >= 5})
 	if err != nil {
-		if errors.Is(verificationProduceError(err), kerr.NotEnoughReplicas) {
+		err = verificationError(err, version >= 4)
+		if errors.Is(err, kerr.NotEnoughReplicas) {
 			return storage.NoVerification, fmt.Errorf("%w: %v", kerr.CoordinatorNotAvailable, err)
 		}
 		return storage.NoVerification, err

@@ -6,17 +6,23 @@ package broker
 // added to that transaction: AddPartitionsToTxn v4+ with verify_only, sent
 // broker to broker. A hanging transaction (data written after the
 // coordinator ended the transaction, which would hold the last stable
-// offset back for ever) can then not start.
+// offset back for ever) can then not start. Under KIP-890 part 2 (Produce
+// v12+, TxnOffsetCommit v5+: clients at transaction.version 2, which send
+// no AddPartitionsToTxn / AddOffsetsToTxn of their own) the same request,
+// without verify_only, adds the partition to the transaction, as Kafka's
+// AddPartitionsToTxnManager does for its ADD_PARTITION operation.
 //
 // The coordinator is the leader of the __transaction_state partition
 // abs(javaHashCode(transactional id)) % transaction.state.log.num.partitions,
 // found in the metadata image and reached on its inter-broker listener, as
 // Kafka's AddPartitionsToTxnManager does. Its answer for the partition is
 // the produce error: INVALID_TXN_STATE (not added, or the transaction is
-// over), INVALID_PRODUCER_EPOCH, PRODUCER_FENCED, ... Like Kafka, the
-// coordinator errors a producer cannot act on (COORDINATOR_NOT_AVAILABLE,
-// NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS,
-// or no answer) become NOT_ENOUGH_REPLICAS, which every client retries.
+// over), TRANSACTION_ABORTABLE, INVALID_PRODUCER_EPOCH, PRODUCER_FENCED,
+// ... Like Kafka, the coordinator errors a producer cannot act on
+// (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+// CONCURRENT_TRANSACTIONS, or no answer) become NOT_ENOUGH_REPLICAS, which
+// every client retries, and TRANSACTION_ABORTABLE becomes INVALID_TXN_STATE
+// for Produce v10 and below, whose clients do not know it.
 
 import (
 	"context"
@@ -51,6 +57,9 @@ type TxnPartition struct {
 	ProducerEpoch   int16
 	Topic           string
 	Partition       int32
+	// Add asks the coordinator to add the partition (KIP-890 part 2)
+	// rather than only verify it.
+	Add bool
 }
 
 // coordinatorVerifier is the TxnVerifier over the Kafka protocol. It keeps
@@ -130,7 +139,7 @@ func (v *coordinatorVerifier) VerifyTransaction(ctx context.Context, img *metada
 	}
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	t := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly = txn.TransactionalID, txn.ProducerID, txn.ProducerEpoch, true
+	t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly = txn.TransactionalID, txn.ProducerID, txn.ProducerEpoch, !txn.Add
 	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
 	tt.Topic, tt.Partitions = txn.Topic, []int32{txn.Partition}
 	t.Topics = append(t.Topics, tt)
@@ -171,9 +180,26 @@ func (v *coordinatorVerifier) Close() {
 	}
 }
 
+// firstAbortableProduceVersion is the first Produce version whose clients
+// know TRANSACTION_ABORTABLE (Kafka's genericError operation above v10).
+const firstAbortableProduceVersion = 11
+
+// firstAddPartitionProduceVersion is the first Produce version of KIP-890
+// part 2: the leader adds the partition to the transaction itself.
+const firstAddPartitionProduceVersion = 12
+
 // verificationProduceError is the produce error for a failed verification:
 // coordinator trouble the producer cannot act on becomes the retriable
-// NOT_ENOUGH_REPLICAS, as Kafka's AddPartitionsToTxnManager maps it.
+// NOT_ENOUGH_REPLICAS, as Kafka's AddPartitionsToTxnManager maps it, and
+// TRANSACTION_ABORTABLE is INVALID_TXN_STATE for clients that predate it
+// (abortable false).
+func verificationError(err error, abortable bool) error {
+	if !abortable && errors.Is(err, kerr.TransactionAbortable) {
+		return fmt.Errorf("%w: %v", kerr.InvalidTxnState, err)
+	}
+	return verificationProduceError(err)
+}
+
 func verificationProduceError(err error) error {
 	for _, retriable := range []*kerr.Error{kerr.CoordinatorNotAvailable, kerr.NotCoordinator, kerr.CoordinatorLoadInProgress, kerr.ConcurrentTransactions} {
 		if errors.Is(err, retriable) {

@@ -21,13 +21,19 @@ import (
 )
 
 // fakeTxnCoordinator is a transaction coordinator that serves only
-// ApiVersions and AddPartitionsToTxn v4+ with verify_only, from a table of
-// the partitions each producer added (and at which epoch), as Kafka's
-// coordinator answers verification: INVALID_TXN_STATE for a partition not
-// in the transaction, PRODUCER_FENCED for an older epoch.
+// ApiVersions and AddPartitionsToTxn v4+ from partition leaders, from a
+// table of the partitions each producer added (and at which epoch), as
+// Kafka's coordinator answers them: with verify_only, INVALID_TXN_STATE (or
+// TRANSACTION_ABORTABLE) for a partition not in the transaction and
+// PRODUCER_FENCED for an older epoch; without, the partition is added.
 type fakeTxnCoordinator struct {
 	addr     string
 	verifies atomic.Int32
+	adds     atomic.Int32
+	// abortable answers a partition not in the transaction with
+	// TRANSACTION_ABORTABLE, as Kafka's coordinator does for
+	// verifications made for newer clients.
+	abortable atomic.Bool
 
 	mu    sync.Mutex
 	added map[int64]struct {
@@ -89,6 +95,9 @@ func (f *fakeTxnCoordinator) answer(pid int64, epoch int16, tp string) int16 {
 	case ok && epoch == e.epoch && e.parts[tp]:
 		return 0
 	}
+	if f.abortable.Load() {
+		return kerr.TransactionAbortable.Code
+	}
 	return kerr.InvalidTxnState.Code
 }
 
@@ -131,10 +140,17 @@ func (f *fakeTxnCoordinator) serve(c net.Conn) {
 		case *kmsg.AddPartitionsToTxnRequest:
 			ar := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 			for _, tx := range req.Transactions {
-				if !tx.VerifyOnly {
-					return
+				if tx.VerifyOnly {
+					f.verifies.Add(1)
+				} else {
+					// KIP-890 part 2: the leader adds the partitions.
+					f.adds.Add(1)
+					for _, top := range tx.Topics {
+						for _, p := range top.Partitions {
+							f.add(tx.ProducerID, tx.ProducerEpoch, fmt.Sprintf("%s-%d", top.Topic, p))
+						}
+					}
 				}
-				f.verifies.Add(1)
 				rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
 				rt.TransactionalID = tx.TransactionalID
 				for _, top := range tx.Topics {
@@ -275,6 +291,30 @@ func TestTransactionalProduceIsVerified(t *testing.T) {
 	if leo() != end+1 {
 		t.Fatalf("log end %d, want %d: only the epoch-1 batch was appended", leo(), end+1)
 	}
+
+	// The coordinator's TRANSACTION_ABORTABLE reaches Produce v11+
+	// clients; older ones get INVALID_TXN_STATE.
+	if c := writeMarker(c, "verified", 0, 7, 1, false, 0); c != 0 {
+		t.Fatalf("abort marker: error %d", c)
+	}
+	coord.abortable.Store(true)
+	at := func(v int16) int16 {
+		return do[*kmsg.ProduceResponse](c, v, txnProduce(t, "verified", 0, 8, 0, 0, "g")).Topics[0].Partitions[0].ErrorCode
+	}
+	if got := at(10); got != kerr.InvalidTxnState.Code {
+		t.Fatalf("Produce v10, abortable transaction: error %d, want INVALID_TXN_STATE", got)
+	}
+	if got := at(11); got != kerr.TransactionAbortable.Code {
+		t.Fatalf("Produce v11, abortable transaction: error %d, want TRANSACTION_ABORTABLE", got)
+	}
+	// Produce v12 (KIP-890 part 2): the leader adds the partition to the
+	// transaction itself, and the batch is appended.
+	if got := at(12); got != 0 {
+		t.Fatalf("Produce v12: error %d, want the partition added and the batch appended", got)
+	}
+	if coord.adds.Load() != 1 || coord.answer(8, 0, "verified-0") != 0 {
+		t.Fatalf("%d adds sent; partition in the transaction: %v", coord.adds.Load(), coord.answer(8, 0, "verified-0") == 0)
+	}
 }
 
 // TestTxnOffsetCommitIsVerified (KIP-890 part 1): the offsets a producer
@@ -292,17 +332,18 @@ func TestTxnOffsetCommitIsVerified(t *testing.T) {
 	createAssigned(t, c, "in", 1, 1)
 	leadTransactionStateAt(t, c, tn.n.ClusterID(), coord.addr)
 
-	commit := func() int16 {
+	commitAs := func(v int16, pid int64) int16 {
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
-		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = "tx", grp, 21, 0, -1
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = "tx", grp, pid, 0, -1
 		rt := kmsg.NewTxnOffsetCommitRequestTopic()
 		rt.Topic = "in"
 		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 		rp.Partition, rp.Offset, rp.LeaderEpoch = 0, 9, -1
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		return do[*kmsg.TxnOffsetCommitResponse](c, 3, req).Topics[0].Partitions[0].ErrorCode
+		return do[*kmsg.TxnOffsetCommitResponse](c, v, req).Topics[0].Partitions[0].ErrorCode
 	}
+	commit := func() int16 { return commitAs(3, 21) }
 	pendingErr := func() int16 {
 		req := kmsg.NewPtrOffsetFetchRequest()
 		rg := kmsg.NewOffsetFetchRequestGroup()
@@ -325,5 +366,9 @@ func TestTxnOffsetCommitIsVerified(t *testing.T) {
 	}
 	if got := pendingErr(); got != kerr.UnstableOffsetCommit.Code {
 		t.Fatalf("require_stable after the verified commit: error %d, want UNSTABLE_OFFSET_COMMIT", got)
+	}
+	// v5 (KIP-890 part 2): the offsets partition is added, not verified.
+	if got := commitAs(5, 22); got != 0 || coord.adds.Load() != 1 {
+		t.Fatalf("TxnOffsetCommit v5: error %d, %d adds; want the partition added", got, coord.adds.Load())
 	}
 }
