@@ -236,7 +236,7 @@ func (b *Broker) verifyTransaction(ctx context.Context, img *metadata.Image, txn
 	if err != nil {
 		return storage.NoVerification, err
 	}
-	guard, needed := p.StartTransactionVerification(h.ProducerID)
+	guard, needed := p.StartTransactionVerification(h.ProducerID, h.ProducerEpoch)
 	if !needed {
 		return guard, nil
 	}

@@ -149,11 +149,12 @@ func (l *Log) AbortedTransactions(from, upTo int64) []AbortedTxn {
 // StartTransactionVerification begins the KIP-890 check of a producer's
 // transactional append: it returns the guard to append with once the
 // coordinator confirmed the transaction, and whether the coordinator must
-// be asked (not when the producer's transaction is already open here).
-func (l *Log) StartTransactionVerification(producerID int64) (VerificationGuard, bool) {
+// be asked (not when the producer's transaction is already open here at
+// that epoch).
+func (l *Log) StartTransactionVerification(producerID int64, producerEpoch int16) (VerificationGuard, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.mu.producers.startVerification(producerID, l.now().UnixMilli())
+	return l.mu.producers.startVerification(producerID, producerEpoch, l.now().UnixMilli())
 }
 
 // ProducerState describes one active producer of the partition, as

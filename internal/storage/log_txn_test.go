@@ -105,7 +105,7 @@ func TestTransactionalRulesOnAppend(t *testing.T) {
 		}
 	}
 
-	g, needed := l.StartTransactionVerification(7)
+	g, needed := l.StartTransactionVerification(7, 0)
 	if !needed {
 		t.Fatal("no open transaction, yet no verification needed")
 	}
@@ -118,7 +118,7 @@ func TestTransactionalRulesOnAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The transaction is open: later batches need no check.
-	g2, needed := l.StartTransactionVerification(7)
+	g2, needed := l.StartTransactionVerification(7, 0)
 	if needed {
 		t.Fatal("open transaction needs verification")
 	}
@@ -279,7 +279,7 @@ func TestProducerExpirationKeepsOpenTransactions(t *testing.T) {
 	defer l.Close()
 	mustAppend(t, l, txnData(7, 0, 0, 1), 0)                                                                       // open, old timestamps
 	mustAppend(t, l, testBatch{records: 1, firstTs: 1000, producerID: 8, producerEpoch: 0, baseSeq: 0}.build(), 0) // idle
-	g, _ := l.StartTransactionVerification(9)
+	g, _ := l.StartTransactionVerification(9, 0)
 	clock.ms += 2000
 	if n := l.RemoveExpiredProducers(); n != 1 {
 		t.Fatalf("%d producers expired, want 1 (producer 8)", n)
@@ -297,5 +297,37 @@ func TestProducerExpirationKeepsOpenTransactions(t *testing.T) {
 	}
 	if _, _, err := l.AppendTxnUnflushed(txnData(9, 0, 0, 1), 0, TxnAppend{Guard: g}); !errors.Is(err, kerr.InvalidTxnState) {
 		t.Fatalf("append with an expired verification: %v, want INVALID_TXN_STATE", err)
+	}
+}
+
+// TestNewEpochNeedsItsOwnVerification (KIP-890 part 2): a batch of a later
+// epoch while the earlier epoch's transaction is still open here (its
+// marker not written yet) starts a new transaction, so it is verified, and
+// without its guard it is INVALID_TXN_STATE rather than folded into the old
+// transaction.
+func TestNewEpochNeedsItsOwnVerification(t *testing.T) {
+	l := openTestLog(t, t.TempDir(), testConfig(), OpenOptions{})
+	defer l.Close()
+	g, _ := l.StartTransactionVerification(7, 0)
+	if _, _, err := l.AppendTxnUnflushed(txnData(7, 0, 0, 1), 0, TxnAppend{Guard: g}); err != nil {
+		t.Fatal(err)
+	}
+	if _, needed := l.StartTransactionVerification(7, 0); needed {
+		t.Fatal("the open transaction's epoch needs verification")
+	}
+	g1, needed := l.StartTransactionVerification(7, 1)
+	if !needed {
+		t.Fatal("a later epoch's batch was taken as part of the open transaction")
+	}
+	if _, _, err := l.AppendTxnUnflushed(txnData(7, 1, 0, 1), 0, TxnAppend{Guard: verifiedOngoing}); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("unverified batch of a new epoch: %v, want INVALID_TXN_STATE", err)
+	}
+	mustAppend(t, l, marker(t, 7, 1, true, 0), 0) // the old transaction's marker, at the bumped epoch
+	if _, _, err := l.AppendTxnUnflushed(txnData(7, 1, 0, 1), 0, TxnAppend{Guard: g1}); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("a guard from before the marker: %v, want INVALID_TXN_STATE", err)
+	}
+	g2, _ := l.StartTransactionVerification(7, 1)
+	if _, _, err := l.AppendTxnUnflushed(txnData(7, 1, 0, 1), 0, TxnAppend{Guard: g2}); err != nil {
+		t.Fatalf("verified batch of the new transaction: %v", err)
 	}
 }

@@ -196,8 +196,8 @@ func (m *producerStateManager) lastStableOffsetAfter(t completedTxn) int64 {
 // startVerification returns the guard for producerID's next transactional
 // append, and whether the coordinator must be asked at all: a producer
 // whose transaction is already open here was verified when it began.
-func (m *producerStateManager) startVerification(producerID int64, nowMs int64) (VerificationGuard, bool) {
-	if _, open := m.ongoing[producerID]; open {
+func (m *producerStateManager) startVerification(producerID int64, epoch int16, nowMs int64) (VerificationGuard, bool) {
+	if m.openAt(producerID, epoch) {
 		return verifiedOngoing, false
 	}
 	if v, ok := m.verified[producerID]; ok {
@@ -262,6 +262,16 @@ func (m *producerStateManager) check(h *record.Header, opts TxnAppend) (dup batc
 	return batchMetadata{}, false, nil
 }
 
+// openAt reports whether producerID's transaction is open here at epoch
+// (Kafka's UnifiedLog.hasOngoingTransaction).
+func (m *producerStateManager) openAt(producerID int64, epoch int16) bool {
+	if _, open := m.ongoing[producerID]; !open {
+		return false
+	}
+	e := m.producers[producerID]
+	return e != nil && e.epoch == epoch
+}
+
 // checkTransaction applies Kafka's transactional rules to a data batch
 // (ProducerAppendInfo.checkProducerEpoch and the verification of
 // UnifiedLog.analyzeAndValidateProducerState): a plain batch while the
@@ -280,7 +290,11 @@ func (m *producerStateManager) checkTransaction(h *record.Header, guard Verifica
 		}
 		return nil
 	}
-	if open || guard == NoVerification {
+	// A batch of a later epoch while the earlier epoch's transaction is
+	// still open here starts a new transaction (KIP-890 part 2 bumps the
+	// epoch per transaction): it needs its own verification, which the
+	// coordinator grants only once its markers are written.
+	if m.openAt(h.ProducerID, h.ProducerEpoch) || guard == NoVerification {
 		return nil
 	}
 	if v, ok := m.verified[h.ProducerID]; !ok || v.guard != guard {
