@@ -235,8 +235,7 @@ func createAssigned(t *testing.T, c *conn, topic string, partitions int32, id in
 // partition is in the transaction: a partition never added gets
 // INVALID_TXN_STATE and an older epoch PRODUCER_FENCED, with nothing
 // appended; later batches of the open transaction are not verified again,
-// and a batch from an epoch older than the open transaction's is
-// INVALID_PRODUCER_EPOCH.
+// while a batch of another epoch is (the coordinator fences an older one).
 func TestTransactionalProduceIsVerified(t *testing.T) {
 	coord := startFakeTxnCoordinator(t)
 	tn := startNode(t, nil)
@@ -283,10 +282,10 @@ func TestTransactionalProduceIsVerified(t *testing.T) {
 	if got := code(txnProduce(t, "verified", 0, 7, 1, 0, "e")); got != 0 {
 		t.Fatalf("epoch 1: error %d", got)
 	}
-	// Inside the open epoch-1 transaction no verification is asked: the
-	// log's own epoch check refuses epoch 0.
-	if got := code(txnProduce(t, "verified", 0, 7, 0, 4, "f")); got != kerr.InvalidProducerEpoch.Code {
-		t.Fatalf("stale epoch inside an open transaction: error %d, want INVALID_PRODUCER_EPOCH", got)
+	// The open transaction is epoch 1's: an epoch-0 batch is verified
+	// again, and the coordinator fences it.
+	if got := code(txnProduce(t, "verified", 0, 7, 0, 4, "f")); got != kerr.ProducerFenced.Code {
+		t.Fatalf("stale epoch while epoch 1's transaction is open: error %d, want PRODUCER_FENCED", got)
 	}
 	if leo() != end+1 {
 		t.Fatalf("log end %d, want %d: only the epoch-1 batch was appended", leo(), end+1)
