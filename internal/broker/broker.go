@@ -126,7 +126,8 @@ func New(o Options) *Broker {
 		o.LeaderQuota = unlimitedQuota{}
 	}
 	if o.TxnVerifier == nil {
-		o.TxnVerifier = newCoordinatorVerifier(o.Config.TransactionStateLogNumPartitions, interBrokerListener(o.Config), o.Config.NodeID)
+		o.TxnVerifier = newCoordinatorVerifier(o.Config.TransactionStateLogNumPartitions, interBrokerListener(o.Config), o.Config.NodeID,
+			time.Duration(o.Config.RequestTimeoutMs)*time.Millisecond)
 	}
 	return &Broker{
 		cfg:           o.Config,

@@ -31,6 +31,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -69,14 +70,15 @@ type coordinatorVerifier struct {
 	partitions int32  // transaction.state.log.num.partitions
 	listener   string // the inter-broker listener name
 	nodeID     int32
+	timeout    time.Duration // request.timeout.ms, bounding one verification
 
 	mu      sync.Mutex
 	clients map[string]*kgo.Client
 	closed  bool
 }
 
-func newCoordinatorVerifier(partitions int32, listener string, nodeID int32) *coordinatorVerifier {
-	return &coordinatorVerifier{partitions: max(partitions, 1), listener: listener, nodeID: nodeID, clients: make(map[string]*kgo.Client)}
+func newCoordinatorVerifier(partitions int32, listener string, nodeID int32, timeout time.Duration) *coordinatorVerifier {
+	return &coordinatorVerifier{partitions: max(partitions, 1), listener: listener, nodeID: nodeID, timeout: timeout, clients: make(map[string]*kgo.Client)}
 }
 
 // verifyOnlyVersions pins AddPartitionsToTxn to v4 or above, the first
@@ -147,6 +149,13 @@ func (v *coordinatorVerifier) VerifyTransaction(ctx context.Context, img *metada
 	seeds := cl.SeedBrokers()
 	if len(seeds) == 0 {
 		return fmt.Errorf("%w: no connection to the coordinator", kerr.CoordinatorNotAvailable)
+	}
+	if v.timeout > 0 {
+		// A coordinator that does not answer fails the verification
+		// (retriable), as Kafka's inter-broker send times out.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, v.timeout)
+		defer cancel()
 	}
 	resp, err := req.RequestWith(ctx, seeds[0])
 	if err != nil {
