@@ -62,6 +62,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -94,6 +95,10 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	errs := make([][]error, len(req.Topics))
 	var waits []replicationWait
 	unauthorizedTxn := req.TransactionID == nil && hasTransactionalBatch(req)
+	var verified map[[2]int]txnVerification
+	if !unauthorizedTxn {
+		verified = b.verifyProduceTransactions(ctx, img, req)
+	}
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -110,7 +115,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			} else {
 				var p *partition.Partition
 				var required int64
-				p, required, err = b.producePartition(ctx, img, req, rt.Topic, &rp, &sp)
+				p, required, err = b.producePartition(img, req, rt.Topic, &rp, &sp, verified[[2]int{ti, pi}])
 				if err == nil && p != nil && req.Acks == -1 {
 					waits = append(waits, replicationWait{p: p, required: required, topic: ti, partition: pi})
 				}
@@ -189,8 +194,8 @@ type replicationWait struct {
 // producePartition appends one partition's batch. It returns the partition
 // and the offset the high watermark must reach for the batch to be
 // committed.
-func (b *Broker) producePartition(ctx context.Context, img *metadata.Image, req *kmsg.ProduceRequest, topic string,
-	rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) (*partition.Partition, int64, error) {
+func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest, topic string,
+	rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, txn txnVerification) (*partition.Partition, int64, error) {
 	switch {
 	case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
 		return nil, 0, kerr.InvalidRequiredAcks
@@ -206,11 +211,8 @@ func (b *Broker) producePartition(ctx context.Context, img *metadata.Image, req 
 	if err != nil {
 		return nil, 0, err
 	}
-	guard := storage.NoVerification
-	if req.TransactionID != nil && b.cfg.TransactionPartitionVerificationEnable && isTransactionalBatch(rp.Records) {
-		if guard, err = b.verifyTransaction(ctx, img, *req.TransactionID, topic, p, rp.Records, req.Version); err != nil {
-			return nil, 0, err
-		}
+	if txn.err != nil {
+		return nil, 0, txn.err
 	}
 	data := rp.Records
 	if req.Version < firstBatchProduceVersion {
@@ -218,7 +220,7 @@ func (b *Broker) producePartition(ctx context.Context, img *metadata.Image, req 
 			return nil, 0, err // nil data: no complete message, nothing to append
 		}
 	}
-	info, err := p.AppendTxn(data, req.Acks, req.Version, storage.TxnAppend{Guard: guard})
+	info, err := p.AppendTxn(data, req.Acks, req.Version, storage.TxnAppend{Guard: txn.guard})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -228,24 +230,68 @@ func (b *Broker) producePartition(ctx context.Context, img *metadata.Image, req 
 	return p, info.LastOffset + 1, nil
 }
 
-// verifyTransaction checks with the coordinator that the transactional
-// batch's partition is part of the producer's transaction, unless its
-// transaction is already open here, and returns the guard to append with.
-func (b *Broker) verifyTransaction(ctx context.Context, img *metadata.Image, txnID, topic string, p *partition.Partition, records []byte, version int16) (storage.VerificationGuard, error) {
-	h, err := record.ParseHeader(records)
-	if err != nil {
-		return storage.NoVerification, err
+// txnVerification is the outcome of a partition's KIP-890 check: the
+// guard to append with, or the produce error.
+type txnVerification struct {
+	guard storage.VerificationGuard
+	err   error
+}
+
+// verifyProduceTransactions checks with the coordinator, for every
+// transactional batch of the request on a partition led here whose
+// producer has no transaction open there yet, that the partition is in the
+// transaction (or, from v12, adds it). The checks of one request run in
+// parallel, as Kafka's AddPartitionsToTxnManager sends them together, so a
+// request opening a transaction on several partitions waits for one round
+// trip. Keys are {topic index, partition index}; partitions that need no
+// check, or whose lookup fails (producePartition reports that), are absent.
+func (b *Broker) verifyProduceTransactions(ctx context.Context, img *metadata.Image, req *kmsg.ProduceRequest) map[[2]int]txnVerification {
+	if req.TransactionID == nil || !b.cfg.TransactionPartitionVerificationEnable {
+		return nil
 	}
-	guard, needed := p.StartTransactionVerification(h.ProducerID, h.ProducerEpoch)
-	if !needed {
-		return guard, nil
+	out := map[[2]int]txnVerification{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for ti, rt := range req.Topics {
+		t, ok := img.Topic(rt.Topic)
+		if !ok || t.IsInternal {
+			continue
+		}
+		for pi, rp := range rt.Partitions {
+			if !isTransactionalBatch(rp.Records) {
+				continue
+			}
+			p, err := b.hostedPartition(img, t, rp.Partition, true)
+			if err != nil {
+				continue
+			}
+			h, err := record.ParseHeader(rp.Records)
+			if err != nil {
+				continue
+			}
+			key := [2]int{ti, pi}
+			guard, needed := p.StartTransactionVerification(h.ProducerID, h.ProducerEpoch)
+			if !needed {
+				out[key] = txnVerification{guard: guard}
+				continue
+			}
+			tp := TxnPartition{TransactionalID: *req.TransactionID, ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,
+				Topic: rt.Topic, Partition: rp.Partition, Add: req.Version >= firstAddPartitionProduceVersion}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v := txnVerification{guard: guard}
+				if err := b.txnVerifier.VerifyTransaction(ctx, img, tp); err != nil {
+					v = txnVerification{err: verificationError(err, req.Version >= firstAbortableProduceVersion)}
+				}
+				mu.Lock()
+				out[key] = v
+				mu.Unlock()
+			}()
+		}
 	}
-	err = b.txnVerifier.VerifyTransaction(ctx, img, TxnPartition{TransactionalID: txnID, ProducerID: h.ProducerID,
-		ProducerEpoch: h.ProducerEpoch, Topic: topic, Partition: p.Index, Add: version >= firstAddPartitionProduceVersion})
-	if err != nil {
-		return storage.NoVerification, verificationError(err, version >= firstAbortableProduceVersion)
-	}
-	return guard, nil
+	wg.Wait()
+	return out
 }
 
 // hasTransactionalBatch reports whether any partition of a Produce request
