@@ -371,3 +371,43 @@ func TestTxnOffsetCommitIsVerified(t *testing.T) {
 		t.Fatalf("TxnOffsetCommit v5: error %d, %d adds; want the partition added", got, coord.adds.Load())
 	}
 }
+
+// TestVerificationPerPartition: a request writing a transaction to two
+// partitions verifies each (in parallel); only the partition added to the
+// transaction is appended, the other gets INVALID_TXN_STATE.
+func TestVerificationPerPartition(t *testing.T) {
+	coord := startFakeTxnCoordinator(t)
+	tn := startNode(t, nil)
+	c := tn.dial()
+	leadTransactionStateAt(t, c, tn.n.ClusterID(), coord.addr)
+	createAssigned(t, c, "two", 2, 1)
+	coord.add(7, 0, "two-1")
+
+	req := txnProduce(t, "two", 0, 7, 0, 0, "p0")
+	other := txnProduce(t, "two", 1, 7, 0, 0, "p1").Topics[0].Partitions[0]
+	other.Partition = 1
+	req.Topics[0].Partitions = append(req.Topics[0].Partitions, other)
+	got := map[int32]int16{}
+	for _, p := range do[*kmsg.ProduceResponse](c, 11, req).Topics[0].Partitions {
+		got[p.Partition] = p.ErrorCode
+	}
+	if got[0] != kerr.InvalidTxnState.Code || got[1] != 0 {
+		t.Fatalf("errors by partition %v, want INVALID_TXN_STATE for 0 and none for 1", got)
+	}
+	if n := coord.verifies.Load(); n != 2 {
+		t.Fatalf("%d verifications, want one per partition", n)
+	}
+	for p, want := range map[int32]int64{0: 0, 1: 1} {
+		lo := kmsg.NewPtrListOffsetsRequest()
+		lo.ReplicaID = -1
+		lt := kmsg.NewListOffsetsRequestTopic()
+		lt.Topic = "two"
+		lp := kmsg.NewListOffsetsRequestTopicPartition()
+		lp.Partition, lp.Timestamp, lp.CurrentLeaderEpoch = p, -1, -1
+		lt.Partitions = append(lt.Partitions, lp)
+		lo.Topics = append(lo.Topics, lt)
+		if end := do[*kmsg.ListOffsetsResponse](c, 8, lo).Topics[0].Partitions[0].Offset; end != want {
+			t.Fatalf("partition %d ends at %d, want %d", p, end, want)
+		}
+	}
+}
