@@ -104,6 +104,7 @@ func (c *Coordinator) CommitOffsets(ctx context.Context, req CommitRequest) (err
 	}
 	for _, i := range apply {
 		g.mu.offsets[req.Offsets[i].TopicPartition] = committed[i]
+		g.supersedePendingLocked(req.Offsets[i].TopicPartition)
 	}
 	g.removeIfUnusedLocked()
 	return nil, errs

@@ -180,10 +180,30 @@ func replayBatches(data []byte, fn func(groupRecord)) (next int64, err error) {
 // replayed: each producer's transactional records, in log order, until
 // its marker applies them (commit) or drops them (abort).
 type txnReplay struct {
-	pending map[int64][]groupRecord
+	pending map[int64][]txnRecord
 }
 
-func newTxnReplay() *txnReplay { return &txnReplay{pending: make(map[int64][]groupRecord)} }
+// txnRecord is a record of an open transaction; superseded: a plain
+// commit of its partition follows it in the log, so its transaction's
+// commit does not apply it.
+type txnRecord struct {
+	groupRecord
+	superseded bool
+}
+
+func newTxnReplay() *txnReplay { return &txnReplay{pending: make(map[int64][]txnRecord)} }
+
+// supersede marks the pending transactional records of a group's
+// partition that a plain commit now follows in the log.
+func (r *txnReplay) supersede(group string, tp TopicPartition) {
+	for _, recs := range r.pending {
+		for i := range recs {
+			if recs[i].isOffset && recs[i].group == group && recs[i].tp == tp {
+				recs[i].superseded = true
+			}
+		}
+	}
+}
 
 // replayTxnBatches is replayBatches carrying txn across reads. Records of
 // a transactional batch wait in txn; a commit marker applies its
@@ -202,7 +222,9 @@ func replayTxnBatches(data []byte, fn func(groupRecord), txn *txnReplay) (next i
 			}
 			if m.Type == record.ControlCommit {
 				for _, r := range txn.pending[h.ProducerID] {
-					fn(r)
+					if !r.superseded {
+						fn(r.groupRecord)
+					}
 				}
 			}
 			delete(txn.pending, h.ProducerID)
@@ -220,8 +242,11 @@ func replayTxnBatches(data []byte, fn func(groupRecord), txn *txnReplay) (next i
 			switch {
 			case !ok:
 			case h.IsTransactional() && h.ProducerID >= 0:
-				txn.pending[h.ProducerID] = append(txn.pending[h.ProducerID], gr)
+				txn.pending[h.ProducerID] = append(txn.pending[h.ProducerID], txnRecord{groupRecord: gr})
 			default:
+				if gr.isOffset {
+					txn.supersede(gr.group, gr.tp)
+				}
 				fn(gr)
 			}
 		}

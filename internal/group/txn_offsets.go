@@ -9,7 +9,9 @@ package group
 // CompleteTransaction); an abort marker drops them. A reload applies the
 // same rule to the log: offsets of a transaction whose commit marker it
 // reads are applied, those of an aborted one never, those of a
-// transaction still open are pending again.
+// transaction still open are pending again. As in Kafka
+// (GroupMetadata.completePendingTxnOffsetCommit), a plain OffsetCommit of
+// the same partition written after the transactional one wins over it.
 
 import (
 	"context"
@@ -20,6 +22,25 @@ import (
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/storage"
 )
+
+// pendingOffset is an offset committed in an open transaction.
+type pendingOffset struct {
+	CommittedOffset
+	// superseded: a plain commit of the partition came after it in the
+	// log, so the transaction's commit does not apply it.
+	superseded bool
+}
+
+// supersedePendingLocked records that a plain commit of tp was appended
+// after any pending transactional offset of tp.
+func (g *Group) supersedePendingLocked(tp TopicPartition) {
+	for _, pend := range g.mu.pendingTxn {
+		if p, ok := pend[tp]; ok {
+			p.superseded = true
+			pend[tp] = p
+		}
+	}
+}
 
 // TxnCommitRequest is one TxnOffsetCommit.
 type TxnCommitRequest struct {
@@ -94,15 +115,15 @@ func (c *Coordinator) TxnCommitOffsets(ctx context.Context, req TxnCommitRequest
 	}
 	if len(apply) > 0 {
 		if g.mu.pendingTxn == nil {
-			g.mu.pendingTxn = make(map[int64]map[TopicPartition]CommittedOffset)
+			g.mu.pendingTxn = make(map[int64]map[TopicPartition]pendingOffset)
 		}
 		pend := g.mu.pendingTxn[req.ProducerID]
 		if pend == nil {
-			pend = make(map[TopicPartition]CommittedOffset)
+			pend = make(map[TopicPartition]pendingOffset)
 			g.mu.pendingTxn[req.ProducerID] = pend
 		}
 		for _, i := range apply {
-			pend[req.Offsets[i].TopicPartition] = committed[i]
+			pend[req.Offsets[i].TopicPartition] = pendingOffset{CommittedOffset: committed[i]}
 		}
 	}
 	return nil, errs
@@ -217,7 +238,9 @@ func (g *Group) completeTxnLocked(producerID int64, commit bool) {
 		g.mu.offsets = make(map[TopicPartition]CommittedOffset)
 	}
 	for tp, o := range pend {
-		g.mu.offsets[tp] = o
+		if !o.superseded {
+			g.mu.offsets[tp] = o.CommittedOffset
+		}
 	}
 }
 
@@ -253,17 +276,17 @@ func restorePendingTxnOffsets(groups []*Group, txn *txnReplay, newGroup func(str
 				groups = append(groups, g)
 			}
 			if g.mu.pendingTxn == nil {
-				g.mu.pendingTxn = make(map[int64]map[TopicPartition]CommittedOffset)
+				g.mu.pendingTxn = make(map[int64]map[TopicPartition]pendingOffset)
 			}
 			pend := g.mu.pendingTxn[pid]
 			if pend == nil {
-				pend = make(map[TopicPartition]CommittedOffset)
+				pend = make(map[TopicPartition]pendingOffset)
 				g.mu.pendingTxn[pid] = pend
 			}
 			if r.tombstone {
 				delete(pend, r.tp)
 			} else {
-				pend[r.tp] = r.offset
+				pend[r.tp] = pendingOffset{CommittedOffset: r.offset, superseded: r.superseded}
 			}
 		}
 	}

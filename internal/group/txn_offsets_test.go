@@ -127,3 +127,42 @@ func TestTxnOffsetCommitChecksTheMember(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainCommitAfterTransactionalOneWins: a plain OffsetCommit written
+// after a transaction's offset for the same partition is kept when the
+// transaction commits (Kafka compares their places in the log), live and
+// after a reload; a transactional commit after the plain one wins.
+func TestPlainCommitAfterTransactionalOneWins(t *testing.T) {
+	log := newMemLog()
+	c := newTestCoordinator(t, testConfig(), log, nil)
+	a, b := TopicPartition{"t", 0}, TopicPartition{"t", 1}
+	txnCommit(t, c, "g", 1, map[TopicPartition]int64{a: 10})
+	commit(t, c, "g", map[TopicPartition]int64{a: 20, b: 5})
+	txnCommit(t, c, "g", 1, map[TopicPartition]int64{b: 30})
+	if _, err := stable(t, c, "g", a); !errors.Is(err, kerr.UnstableOffsetCommit) {
+		t.Fatalf("require_stable with a superseded pending offset: %v, want UNSTABLE_OFFSET_COMMIT until the marker", err)
+	}
+	// Reloaded before the marker, the state is the same.
+	c.Close()
+	c2 := newTestCoordinator(t, testConfig(), log, nil)
+	endTxn(t, c2, log, "g", 1, true)
+	for tp, want := range map[TopicPartition]int64{a: 20, b: 30} {
+		if o, err := stable(t, c2, "g", tp); err != nil || o != want {
+			t.Fatalf("%v: %d, %v; want %d", tp, o, err, want)
+		}
+	}
+	// The same, live: no reload between the commits and the marker.
+	txnCommit(t, c2, "h", 2, map[TopicPartition]int64{a: 10})
+	commit(t, c2, "h", map[TopicPartition]int64{a: 20})
+	endTxn(t, c2, log, "h", 2, true)
+	if o, err := stable(t, c2, "h", a); err != nil || o != 20 {
+		t.Fatalf("live: %d, %v; want the later plain commit 20", o, err)
+	}
+	c2.Close()
+	c3 := newTestCoordinator(t, testConfig(), log, nil)
+	for tp, want := range map[TopicPartition]int64{a: 20, b: 30} {
+		if o, err := stable(t, c3, "g", tp); err != nil || o != want {
+			t.Fatalf("reloaded %v: %d, %v; want %d", tp, o, err, want)
+		}
+	}
+}
