@@ -246,7 +246,10 @@ type txnVerification struct {
 // trip. Keys are {topic index, partition index}; partitions that need no
 // check, or whose lookup fails (producePartition reports that), are absent.
 func (b *Broker) verifyProduceTransactions(ctx context.Context, img *metadata.Image, req *kmsg.ProduceRequest) map[[2]int]txnVerification {
-	if req.TransactionID == nil || !b.cfg.TransactionPartitionVerificationEnable {
+	// KIP-890 part 2 (v12) cannot work without the leader's add: its
+	// clients add no partitions themselves, so it is done whatever
+	// transaction.partition.verification.enable says.
+	if req.TransactionID == nil || (!b.cfg.TransactionPartitionVerificationEnable && req.Version < firstAddPartitionProduceVersion) {
 		return nil
 	}
 	out := map[[2]int]txnVerification{}

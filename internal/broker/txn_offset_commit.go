@@ -120,8 +120,8 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *server.Request) (
 // group's offsets partition is in the producer's transaction, unless the
 // transaction is already open there, and returns the guard to append with.
 func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, img *metadata.Image, req *kmsg.TxnOffsetCommitRequest, version int16) (storage.VerificationGuard, error) {
-	if !b.cfg.TransactionPartitionVerificationEnable {
-		return storage.NoVerification, nil
+	if !b.cfg.TransactionPartitionVerificationEnable && version < 5 {
+		return storage.NoVerification, nil // v5 adds the partition: always
 	}
 	t, ok := img.Topic(metadata.ConsumerOffsetsTopic)
 	if !ok || len(t.Partitions) == 0 {
