@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/vltava/vltava/internal/record"
 )
@@ -28,7 +29,10 @@ func TestReadCommittedClientsDropAbortedRecords(t *testing.T) {
 	b := StartBroker(t, WithOverride("transaction.partition.verification.enable", "false"))
 	topic := uniqueTopic(t)
 	createTopic(t, newAdmin(t, b), topic, 1, nil)
-	cl := newClient(t, b)
+	// Kafka 3.9's versions: Produce v11, the transaction.version 1 path,
+	// where producers add their partitions themselves (Produce v12 would
+	// have the broker add them through the coordinator).
+	cl := newClient(t, b, kgo.MaxVersions(kversion.V3_9_0()))
 
 	batch := func(pid int64, seq int32, values ...string) []byte {
 		ts := time.Now().UnixMilli()
