@@ -37,6 +37,8 @@ const (
 	suiteVisible = "kcat against every node of a three-node cluster (`test/cluster/visibility_test.go`)"
 	suiteQuorum  = "quorum: in-process dynamic quorum (`internal/metadata/quorum/raft_voters_test.go`)"
 	suiteCluster = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
+	suiteTxn     = "read_committed: kcat, franz-go, librdkafka (`test/compat/read_committed_test.go`, `kcat_txn_test.go`, `python_txn_test.go`)"
+	suiteTxnFail = "cluster: transaction state across a leader failover (`test/cluster/txn_failover_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -68,9 +70,9 @@ var apiDocs = map[kmsg.Key]apiDoc{
 	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids; inter-broker listener only",
 		[]string{suiteCtrl, broker("listener_scope_test.go")}},
 	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id) verified with the coordinator before a transaction's first append (KIP-890 part 1, AddPartitionsToTxn verify_only; INVALID_TXN_STATE, TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_EPOCH, PRODUCER_FENCED; nothing appended on error); v12 (KIP-890 part 2) adds the partition to the transaction",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go"), broker("txn_markers_test.go")}},
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go"), broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
 	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); zstd data below v10 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110); v0-v3 (removed by Kafka 4, KIP-896) down-converted to message format v0/v1 as Kafka 3.9 did, uncompressed and without headers, unless message.downconversion.enable=false (UNSUPPORTED_VERSION); replica fetches on the inter-broker listener only (elsewhere TOPIC_AUTHORIZATION_FAILED); read_committed stops at the last stable offset and returns aborted_transactions from the .txnindex, still sent with sendfile",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("txn_markers_test.go"), broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go"), broker("listener_scope_test.go")}},
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, suiteTxn, suiteTxnFail, broker("txn_markers_test.go"), broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go"), broker("listener_scope_test.go")}},
 	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp; v0 (removed by Kafka 4, KIP-896) served as Kafka 3.9: max_num_offsets segment boundaries; latest under READ_COMMITTED is the last stable offset",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("txn_markers_test.go"), broker("list_offsets_test.go"), broker("list_offsets_v0_test.go")}},
 	kmsg.DescribeQuorum: {"KIP-595/836/853 on the quorum leader (brokers forward); voters and observers with directory ids, voter endpoints (v2); offsets are raft log indexes",
@@ -126,9 +128,9 @@ var apiDocs = map[kmsg.Key]apiDoc{
 	kmsg.OffsetFetch: {"all partitions when topics is null; multi-group (v8+); require_stable (v7+): UNSTABLE_OFFSET_COMMIT while a transactional offset is pending",
 		[]string{suiteGroups, suiteCLI, suiteGroupU, broker("txn_markers_test.go")}},
 	kmsg.TxnOffsetCommit: {"offsets in the producer's transaction, pending until the commit marker, dropped on abort, reloaded from __consumer_offsets by the same rule; KIP-447 generation, member and instance checks (v3+); verified with the transaction coordinator (KIP-890), v5 adds the offsets partition",
-		[]string{suiteGroupU, broker("txn_markers_test.go")}},
+		[]string{suiteGroupU, broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
 	kmsg.WriteTxnMarkers: {"inter-broker listener only: commit/abort control batches with the coordinator epoch, waited for as acks=all; aborted transactions into the .txnindex; __consumer_offsets markers complete the group's pending offsets; INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED",
-		[]string{broker("txn_markers_test.go")}},
+		[]string{suiteTxn, suiteTxnFail, broker("txn_markers_test.go")}},
 	kmsg.DescribeProducers: {"KIP-664: active producers of partitions led here, with their open transaction's first offset",
 		[]string{broker("txn_markers_test.go")}},
 	kmsg.OffsetDelete: {"GROUP_SUBSCRIBED_TO_TOPIC while the group consumes the topic",
