@@ -340,3 +340,36 @@ func TestListOffsetsByTimestampReadCommitted(t *testing.T) {
 		t.Fatalf("READ_COMMITTED lookup after the commit %d, want %d", got, open)
 	}
 }
+
+// TestTransactionVersion2MarkerBumpsTheEpoch (KIP-890 part 2): a
+// WriteTxnMarkers v2 marker of transaction.version 2 must carry an epoch
+// above its transaction's: one at the data's epoch is a zombie's and is
+// INVALID_PRODUCER_EPOCH, nothing appended; the bumped one ends it.
+func TestTransactionVersion2MarkerBumpsTheEpoch(t *testing.T) {
+	tn := startNode(t, map[string]string{"transaction.partition.verification.enable": "false"})
+	c := tn.dial()
+	createTopic(c, "tv2", 1, nil)
+	mustProduce(t, c, txnProduce(t, "tv2", 0, 7, 3, 0, "a"))
+	marker := func(epoch int16) int16 {
+		req := kmsg.NewPtrWriteTxnMarkersRequest()
+		m := kmsg.NewWriteTxnMarkersRequestMarker()
+		m.ProducerID, m.ProducerEpoch, m.Committed, m.TransactionVersion = 7, epoch, true, 2
+		mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+		mt.Topic, mt.Partitions = "tv2", []int32{0}
+		m.Topics = append(m.Topics, mt)
+		req.Markers = append(req.Markers, m)
+		return do[*kmsg.WriteTxnMarkersResponse](c, 2, req).Markers[0].Topics[0].Partitions[0].ErrorCode
+	}
+	if code := marker(3); code != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("TV2 marker at the data's epoch: error %d, want INVALID_PRODUCER_EPOCH", code)
+	}
+	if got := latestOffset(t, c, "tv2", 1); got != 0 {
+		t.Fatalf("READ_COMMITTED latest %d: the refused marker must leave the transaction open", got)
+	}
+	if code := marker(4); code != 0 {
+		t.Fatalf("TV2 marker at the bumped epoch: error %d", code)
+	}
+	if got := latestOffset(t, c, "tv2", 1); got != 2 {
+		t.Fatalf("READ_COMMITTED latest %d after the commit, want 2", got)
+	}
+}

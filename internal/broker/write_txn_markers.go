@@ -16,8 +16,9 @@ package broker
 // TRANSACTION_COORDINATOR_FENCED; nothing is appended then. For a
 // __consumer_offsets partition the group coordinator then makes the
 // producer's pending transactional offsets visible (commit) or drops them
-// (abort). v2's transaction_version (KIP-890 part 2) changes nothing on the
-// partition side: the marker's producer epoch is written as sent.
+// (abort). v2's transaction_version 2 (KIP-890 part 2) marks a marker
+// whose producer epoch is the transaction's bumped one: a marker at the
+// data's own epoch is INVALID_PRODUCER_EPOCH, as Kafka refuses it.
 
 import (
 	"context"
@@ -99,7 +100,7 @@ func (b *Broker) appendMarker(img *metadata.Image, m kmsg.WriteTxnMarkersRequest
 	if m.Committed {
 		typ = record.ControlCommit
 	}
-	info, err := p.AppendMarker(m.ProducerID, m.ProducerEpoch, record.Marker{Type: typ, CoordinatorEpoch: m.CoordinatorEpoch})
+	info, err := p.AppendMarker(m.ProducerID, m.ProducerEpoch, record.Marker{Type: typ, CoordinatorEpoch: m.CoordinatorEpoch}, m.TransactionVersion >= 2)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -185,7 +185,10 @@ func (p *Partition) StartTransactionVerification(producerID int64, producerEpoch
 // leader: a control batch ending producerID's transaction, checked against
 // its producer and coordinator epochs. The caller waits for replication
 // with AwaitReplication, as for an acks=all produce.
-func (p *Partition) AppendMarker(producerID int64, producerEpoch int16, marker record.Marker) (storage.AppendInfo, error) {
+//
+// bumpsEpoch: the marker is transaction.version 2's (KIP-890 part 2), whose
+// epoch must be above the transaction's.
+func (p *Partition) AppendMarker(producerID int64, producerEpoch int16, marker record.Marker, bumpsEpoch bool) (storage.AppendInfo, error) {
 	batch, err := record.BuildMarkerBatch(producerID, producerEpoch, marker, time.Now().UnixMilli())
 	if err != nil {
 		return storage.AppendInfo{}, err
@@ -196,7 +199,7 @@ func (p *Partition) AppendMarker(producerID int64, producerEpoch int16, marker r
 		p.role.RUnlock()
 		return storage.AppendInfo{}, fmt.Errorf("%w: broker %d does not lead %s-%d (leader %d)", kerr.NotLeaderForPartition, p.env.nodeID, p.Topic, p.Index, cur.leader)
 	}
-	info, needsFlush, err := p.log.AppendUnflushed(batch, cur.leaderEpoch)
+	info, needsFlush, err := p.log.AppendTxnUnflushed(batch, cur.leaderEpoch, storage.TxnAppend{MarkerBumpsEpoch: bumpsEpoch})
 	p.role.RUnlock()
 	if err != nil {
 		return info, err

@@ -175,7 +175,7 @@ func (l *Log) AppendTxnUnflushed(batch []byte, leaderEpoch int32, opts TxnAppend
 	}
 	marker, err := markerOf(batch, &h)
 	if err == nil && marker != nil {
-		err = l.mu.producers.checkMarker(h.ProducerID, h.ProducerEpoch, marker.CoordinatorEpoch)
+		err = l.mu.producers.checkMarker(h.ProducerID, h.ProducerEpoch, marker.CoordinatorEpoch, opts.MarkerBumpsEpoch)
 	}
 	if err != nil {
 		l.mu.Unlock()

@@ -127,6 +127,10 @@ type TxnAppend struct {
 	// FromCoordinator marks a batch written by a coordinator of this
 	// broker rather than a client: its sequence is not checked.
 	FromCoordinator bool
+	// MarkerBumpsEpoch marks a transaction marker written at
+	// transaction.version 2 (KIP-890 part 2), whose epoch must be above
+	// the epoch of the transaction it ends.
+	MarkerBumpsEpoch bool
 }
 
 // NoVerification is the guard of appends that are not verified.
@@ -305,15 +309,18 @@ func (m *producerStateManager) checkTransaction(h *record.Header, guard Verifica
 
 // checkMarker is Kafka's check of a marker against the producer state
 // (ProducerAppendInfo.appendEndTxnMarker): a producer epoch older than the
-// current one is INVALID_PRODUCER_EPOCH, a coordinator epoch older than the
-// one of the producer's last marker TRANSACTION_COORDINATOR_FENCED.
-func (m *producerStateManager) checkMarker(producerID int64, epoch int16, coordinatorEpoch int32) error {
+// current one is INVALID_PRODUCER_EPOCH, and so is one not above it for a
+// transaction.version 2 marker (bumpsEpoch, KIP-890 part 2: each
+// transaction ends with an epoch bump, so a marker at the data's epoch is a
+// zombie's); a coordinator epoch older than the one of the producer's last
+// marker is TRANSACTION_COORDINATOR_FENCED.
+func (m *producerStateManager) checkMarker(producerID int64, epoch int16, coordinatorEpoch int32, bumpsEpoch bool) error {
 	e := m.producers[producerID]
 	if e == nil {
 		return nil
 	}
-	if epoch < e.epoch {
-		return fmt.Errorf("%w: marker for producer %d has epoch %d, older than %d", kerr.InvalidProducerEpoch, producerID, epoch, e.epoch)
+	if epoch < e.epoch || (bumpsEpoch && epoch == e.epoch) {
+		return fmt.Errorf("%w: marker for producer %d has epoch %d, current epoch %d", kerr.InvalidProducerEpoch, producerID, epoch, e.epoch)
 	}
 	if coordinatorEpoch < e.coordinatorEpoch {
 		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d, older than %d", kerr.TransactionCoordinatorFenced, producerID, coordinatorEpoch, e.coordinatorEpoch)
