@@ -129,7 +129,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteGroups, suiteCLI, suiteGroupU, broker("txn_markers_test.go")}},
 	kmsg.TxnOffsetCommit: {"offsets in the producer's transaction, pending until the commit marker, dropped on abort, reloaded from __consumer_offsets by the same rule; KIP-447 generation, member and instance checks (v3+); verified with the transaction coordinator (KIP-890), v5 adds the offsets partition",
 		[]string{suiteGroupU, broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
-	kmsg.WriteTxnMarkers: {"inter-broker listener only: commit/abort control batches with the coordinator epoch, waited for as acks=all; aborted transactions into the .txnindex; __consumer_offsets markers complete the group's pending offsets; INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED",
+	kmsg.WriteTxnMarkers: {"inter-broker listener only: commit/abort control batches with the coordinator epoch, waited for as acks=all; aborted transactions into the .txnindex; __consumer_offsets markers complete the group's pending offsets; INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED; a v2 transaction_version 2 marker must bump the epoch (KIP-890 part 2)",
 		[]string{suiteTxn, suiteTxnFail, broker("txn_markers_test.go")}},
 	kmsg.DescribeProducers: {"KIP-664: active producers of partitions led here, with their open transaction's first offset",
 		[]string{broker("txn_markers_test.go")}},
