@@ -331,3 +331,30 @@ func TestNewEpochNeedsItsOwnVerification(t *testing.T) {
 		t.Fatalf("verified batch of the new transaction: %v", err)
 	}
 }
+
+// TestTruncationReopensTransactions: a follower truncating below an abort
+// marker (its leader never had it) loses the marker's .txnindex entry and
+// sees the transaction open again, holding the last stable offset, until
+// the marker is replicated anew.
+func TestTruncationReopensTransactions(t *testing.T) {
+	l := openTestLog(t, t.TempDir(), testConfig(), OpenOptions{})
+	defer l.Close()
+	first := mustAppend(t, l, txnData(7, 0, 0, 2), 0).BaseOffset
+	at := mustAppend(t, l, marker(t, 7, 0, false, 0), 0).BaseOffset
+	l.AdvanceHighWatermark(l.LogEndOffset())
+	if err := l.Truncate(at); err != nil {
+		t.Fatal(err)
+	}
+	l.SetHighWatermark(at)
+	if got := l.AbortedTransactions(0, at+1); len(got) != 0 {
+		t.Fatalf("aborted transactions after truncating the marker: %+v", got)
+	}
+	if got := l.LastStableOffset(); got != first {
+		t.Fatalf("LSO %d after truncating the marker, want %d (the transaction is open again)", got, first)
+	}
+	mustAppend(t, l, marker(t, 7, 0, false, 0), 0)
+	l.AdvanceHighWatermark(l.LogEndOffset())
+	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 1 || got[0].FirstOffset != first {
+		t.Fatalf("aborted transactions after the marker came back: %+v", got)
+	}
+}
