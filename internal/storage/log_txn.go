@@ -199,10 +199,11 @@ func (l *Log) applyBatchLocked(seg *segment, h *record.Header, batch []byte) err
 		}
 		marker = &m
 	}
+	_, wasOpen := l.mu.producers.ongoing[h.ProducerID]
 	t, completed := l.mu.producers.update(h, marker)
 	if !completed {
-		if h.IsTransactional() {
-			l.publishTxnBoundsLocked(nil)
+		if h.IsTransactional() && !wasOpen {
+			l.publishTxnBoundsLocked(nil) // a transaction opened
 		}
 		return nil
 	}
