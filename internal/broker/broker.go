@@ -77,6 +77,9 @@ type Broker struct {
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
+	// txnVerifier checks transactional produces with their coordinator
+	// (txn_verify.go).
+	txnVerifier TxnVerifier
 
 	// authz is the ACL authorizer (authorize.go); nil without
 	// authorizer.class.name.
@@ -114,6 +117,10 @@ type Options struct {
 	// LeaderQuota is leader.replication.throttled.rate (fetch_throttle.go);
 	// nil: unlimited.
 	LeaderQuota ReplicationQuota
+	// TxnVerifier checks transactional produces with the coordinator
+	// (KIP-890); nil: AddPartitionsToTxn with verify_only to the leader of
+	// the transactional id's __transaction_state partition.
+	TxnVerifier TxnVerifier
 	Logger      *slog.Logger
 }
 
@@ -137,6 +144,10 @@ func New(o Options) *Broker {
 	if o.LeaderQuota == nil {
 		o.LeaderQuota = unlimitedQuota{}
 	}
+	if o.TxnVerifier == nil {
+		o.TxnVerifier = newCoordinatorVerifier(o.Config.TransactionStateLogNumPartitions, interBrokerListener(o.Config), o.Config.NodeID,
+			time.Duration(o.Config.RequestTimeoutMs)*time.Millisecond)
+	}
 	return &Broker{
 		cfg:           o.Config,
 		nodeID:        o.Config.NodeID,
@@ -154,6 +165,7 @@ func New(o Options) *Broker {
 		ready:         o.Ready,
 		leaderQuota:   o.LeaderQuota,
 		clientQuotas:  newClientQuotas(o.Config),
+		txnVerifier:   o.TxnVerifier,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),
@@ -161,6 +173,10 @@ func New(o Options) *Broker {
 		earlyStart:          earlyStartListeners(o.Config),
 	}
 }
+
+// Close releases the connections the broker opened to other brokers (the
+// transaction verifications'); the listeners are closed first.
+func (b *Broker) Close() { b.txnVerifier.Close() }
 
 // handlerFunc answers one API. It returns the response to send (nil for
 // none) or an error that closes the connection.

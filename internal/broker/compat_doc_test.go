@@ -31,7 +31,7 @@ const (
 	suiteGroups  = "groups: franz-go, kafka-python, librdkafka (`test/compat/groups_*_test.go`)"
 	suiteGroupU  = "coordinator (`internal/group`)"
 	suiteTxnU    = "transaction coordinator (`internal/txn`)"
-	suiteTxn     = "franz-go GroupTransactSession, fencing, timeouts (`test/compat/franz_txn_test.go`, `franz_txn_fencing_test.go`); librdkafka (`test/compat/librdkafka_txn_pipeline_test.go`); kcat (`test/compat/kcat_read_committed_test.go`); coordinator failover (`test/cluster/txn_coordinator_failover_test.go`)"
+	suiteTxn     = "franz-go GroupTransactSession, fencing, timeouts (`test/compat/franz_txn_test.go`, `franz_txn_fencing_test.go`); librdkafka (`test/compat/librdkafka_txn_pipeline_test.go`); kcat (`test/compat/kcat_read_committed_test.go`); coordinator failover (`test/cluster/txn_coordinator_failover_test.go`); read_committed: kcat, franz-go, librdkafka (`test/compat/read_committed_test.go`, `kcat_txn_test.go`, `python_txn_test.go`)"
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
 	suiteLegacy  = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
@@ -43,6 +43,7 @@ const (
 	suiteACLs    = "kafka-python, kcat (`test/compat/acl_test.go`); three nodes (`test/cluster/acl_test.go`)"
 	suiteSecure  = "franz-go, kafka-python, librdkafka, kcat over SSL, SASL_SSL, SASL_PLAINTEXT (`test/compat/security_test.go`)"
 	suiteSASL    = "server: SASL state, raw v0 tokens, failures, re-authentication (`internal/server/sasl_test.go`)"
+	suiteTxnFail = "cluster: transaction state across a leader failover (`test/cluster/txn_failover_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -83,12 +84,12 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteJBOD}},
 	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids; inter-broker listener only",
 		[]string{suiteCtrl, broker("listener_scope_test.go")}},
-	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches refused until transactions land (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id, else INVALID_TXN_STATE)",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go")}},
-	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); zstd data below v10 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110); v0-v3 (removed by Kafka 4, KIP-896) down-converted to message format v0/v1 as Kafka 3.9 did, uncompressed and without headers, unless message.downconversion.enable=false (UNSUPPORTED_VERSION); replica fetches on the inter-broker listener only (elsewhere TOPIC_AUTHORIZATION_FAILED)",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go"), broker("listener_scope_test.go")}},
-	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp; v0 (removed by Kafka 4, KIP-896) served as Kafka 3.9: max_num_offsets segment boundaries",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("list_offsets_test.go"), broker("list_offsets_v0_test.go")}},
+	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id) verified with the coordinator before a transaction's first append (KIP-890 part 1, AddPartitionsToTxn verify_only; INVALID_TXN_STATE, TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_EPOCH, PRODUCER_FENCED; nothing appended on error); v12 (KIP-890 part 2) adds the partition to the transaction",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go"), broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
+	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); zstd data below v10 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110); v0-v3 (removed by Kafka 4, KIP-896) down-converted to message format v0/v1 as Kafka 3.9 did, uncompressed and without headers, unless message.downconversion.enable=false (UNSUPPORTED_VERSION); replica fetches on the inter-broker listener only (elsewhere TOPIC_AUTHORIZATION_FAILED); read_committed stops at the last stable offset and returns aborted_transactions from the .txnindex, still sent with sendfile",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, suiteTxn, suiteTxnFail, broker("txn_markers_test.go"), broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go"), broker("listener_scope_test.go")}},
+	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp; v0 (removed by Kafka 4, KIP-896) served as Kafka 3.9: max_num_offsets segment boundaries; latest under READ_COMMITTED is the last stable offset",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("txn_markers_test.go"), broker("list_offsets_test.go"), broker("list_offsets_v0_test.go")}},
 	kmsg.DescribeQuorum: {"KIP-595/836/853 on the quorum leader (brokers forward); voters and observers with directory ids, voter endpoints (v2); offsets are raft log indexes",
 		[]string{suiteCtrl, suiteCluster}},
 	kmsg.AddRaftVoter: {"KIP-853: an observer of a dynamic quorum becomes a voter; answered once committed; forwarded to the quorum leader; a static quorum answers UNSUPPORTED_VERSION (as kraft.version 0)",
@@ -157,8 +158,14 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteGroups, suiteGroupU}},
 	kmsg.OffsetCommit: {"generation and member checks; standalone commits for empty groups; UNKNOWN_TOPIC_OR_PARTITION per partition missing from the metadata; stored in __consumer_offsets",
 		[]string{suiteGroups, suiteCLI, suiteGroupU}},
-	kmsg.OffsetFetch: {"all partitions when topics is null; multi-group (v8+); require_stable (v7+, no transactions yet)",
-		[]string{suiteGroups, suiteCLI, suiteGroupU}},
+	kmsg.OffsetFetch: {"all partitions when topics is null; multi-group (v8+); require_stable (v7+): UNSTABLE_OFFSET_COMMIT while a transactional offset is pending",
+		[]string{suiteGroups, suiteCLI, suiteGroupU, broker("txn_markers_test.go")}},
+	kmsg.TxnOffsetCommit: {"offsets in the producer's transaction, pending until the commit marker, dropped on abort, reloaded from __consumer_offsets by the same rule; KIP-447 generation, member and instance checks (v3+); verified with the transaction coordinator (KIP-890), v5 adds the offsets partition",
+		[]string{suiteGroupU, broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
+	kmsg.WriteTxnMarkers: {"inter-broker listener only: commit/abort control batches with the coordinator epoch, waited for as acks=all; aborted transactions into the .txnindex; __consumer_offsets markers complete the group's pending offsets; INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED; a v2 transaction_version 2 marker must bump the epoch (KIP-890 part 2)",
+		[]string{suiteTxn, suiteTxnFail, broker("txn_markers_test.go")}},
+	kmsg.DescribeProducers: {"KIP-664: active producers of partitions led here, with their open transaction's first offset",
+		[]string{broker("txn_markers_test.go")}},
 	kmsg.OffsetDelete: {"GROUP_SUBSCRIBED_TO_TOPIC while the group consumes the topic",
 		[]string{suiteGroups, suiteGroupU}},
 	kmsg.DescribeGroups: {"members with metadata and assignments; authorized operations",
@@ -197,12 +204,9 @@ registry, so it cannot claim what the broker does not serve.
 
 ## Not served yet
 
-Transactions (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
-TxnOffsetCommit, WriteTxnMarkers) are not in the table until they land;
-clients see them absent from ApiVersions. Delegation tokens and the
-share-group APIs are not served either. Listeners speak PLAINTEXT,
-SSL, SASL_PLAINTEXT and SASL_SSL (SASL: PLAIN, SCRAM-SHA-256,
-SCRAM-SHA-512, OAUTHBEARER, GSSAPI). The
+Delegation tokens and the share-group APIs are not served. Listeners
+speak PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL (SASL: PLAIN,
+SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI). The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
 AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers: on the
 controllers' quorum port and on the inter-broker listener, not on other

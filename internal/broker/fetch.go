@@ -16,7 +16,11 @@ package broker
 // at most its partition_max_bytes, but the first batch of the first
 // partition with data is returned whole even when larger, so a consumer
 // always makes progress. Only committed data (below the high watermark, or
-// the last stable offset for read_committed) is returned.
+// the last stable offset for read_committed) is returned. read_committed
+// (isolation_level 1, KIP-98) also gets aborted_transactions: the producer
+// and first offset of each aborted transaction the records returned may
+// hold, from the segments' transaction indexes (storage.AbortedTxn), which
+// the client uses to drop their records.
 //
 // Replica fetches (replica id >= 0: ReplicaState from v15, ReplicaID
 // before) come from followers: the fetching broker must be a replica of the
@@ -50,6 +54,7 @@ import (
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
+	"github.com/vltava/vltava/internal/storage"
 )
 
 func init() { register(kmsg.Fetch, 0, 16, (*Broker).handleFetch) }
@@ -386,8 +391,10 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 	if reader.replicaID >= 0 {
 		return b.readReplicaFetch(p, it, remaining, first, reader.replicaID)
 	}
-	// Without transactions the last stable offset equals the high
-	// watermark, so Read's high-watermark bound serves read_committed too.
+	// read_committed (KIP-98) reads below the last stable offset, with the
+	// aborted transactions of the range from the transaction indexes so
+	// the client drops their records; the region is still sent with
+	// sendfile, the records are never looked at here.
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.HighWatermark(), p.LastStableOffset(), p.LogStartOffset()
 	if reader.readCommitted {
 		rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
@@ -396,7 +403,23 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 	if limit <= 0 && !first {
 		return rp, region
 	}
-	res, err := p.ReadRegion(it.fetchOffset, max(limit, 0), first)
+	var res storage.ReadResult
+	if reader.readCommitted {
+		res, err = p.Log().ReadRegion(it.fetchOffset, max(limit, 0), rp.LastStableOffset, first)
+		if err == nil && res.Size > 0 {
+			upTo := rp.LastStableOffset
+			if res.SegmentEnd > 0 {
+				upTo = min(upTo, res.SegmentEnd)
+			}
+			for _, a := range p.Log().AbortedTransactions(it.fetchOffset, upTo) {
+				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+				at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+				rp.AbortedTransactions = append(rp.AbortedTransactions, at)
+			}
+		}
+	} else {
+		res, err = p.ReadRegion(it.fetchOffset, max(limit, 0), first)
+	}
 	if err != nil {
 		if errors.Is(err, kerr.OffsetOutOfRange) {
 			rp.ErrorCode = kerr.OffsetOutOfRange.Code

@@ -7,7 +7,8 @@ package broker
 // record with the largest timestamp (KIP-734, v7+), -4 earliest local
 // (KIP-1005, v8+; without tiered storage the log start offset); otherwise
 // the first offset whose timestamp is at or after the given one (KIP-79),
-// or -1 when there is none. v4+ checks the client's current leader epoch
+// or -1 when there is none below the high watermark (the last stable
+// offset for read_committed, as Kafka's fetchOffsetForTimestamp bounds it). v4+ checks the client's current leader epoch
 // (KIP-320) and returns the leader epoch of the offset found.
 //
 // v0 is the multi-offset form Kafka 4 dropped (KIP-896) and Kafka 3.9
@@ -114,7 +115,11 @@ func (b *Broker) listOffset(img *metadata.Image, version int16, replicaID int32,
 		return kerr.InvalidRequest.Code
 	default:
 		off, found, ep, ok := l.OffsetForTimestamp(ts)
-		if ok && off < p.HighWatermark() {
+		bound := p.HighWatermark()
+		if isolation == 1 && replicaID < 0 {
+			bound = p.LastStableOffset()
+		}
+		if ok && off < bound {
 			sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, found, ep
 		}
 	}

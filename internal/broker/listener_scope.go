@@ -30,13 +30,15 @@ import (
 	"github.com/vltava/vltava/internal/server"
 )
 
-// interBrokerAPIs are served on the inter-broker listener and the quorum
-// port only.
+// interBrokerAPIs are served on the inter-broker listener only (and the
+// controller APIs among them on the quorum port).
 var interBrokerAPIs = map[int16]bool{
 	int16(kmsg.BrokerRegistration):  true,
 	int16(kmsg.BrokerHeartbeat):     true,
 	int16(kmsg.AlterPartition):      true,
 	int16(kmsg.AllocateProducerIDs): true,
+	// Transaction coordinators write markers to partition leaders.
+	int16(kmsg.WriteTxnMarkers): true,
 }
 
 // interBrokerListener is the name of the listener other brokers reach this

@@ -6,9 +6,10 @@ package broker
 // committed). A null topic list (v2+) asks for every committed partition.
 // v0-v1 report coordinator errors per partition, v2-v7 at the top level,
 // v8+ per group, several groups per request (KIP-709). v5+ returns the
-// leader epoch. require_stable (v7+, KIP-447) asks to wait out pending
-// transactional offsets; there are none without transactions, so every
-// offset is stable. v9's member id and epoch apply to KIP-848 groups only;
+// leader epoch. require_stable (v7+, KIP-447): a partition whose offset
+// is pending in an open transaction (TxnOffsetCommit not yet decided by a
+// marker) is UNSTABLE_OFFSET_COMMIT with offset -1, and the consumer
+// retries; without require_stable the last committed offset is returned. v9's member id and epoch apply to KIP-848 groups only;
 // classic groups do not validate them, as in Kafka.
 
 import (
@@ -47,7 +48,7 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 			if r.Version >= 9 {
 				member = &group.FetchingMember{MemberID: rg.MemberID, Epoch: rg.MemberEpoch}
 			}
-			offsets, err := b.fetchOffsets(r, rg.Group, member, tps)
+			offsets, err := b.fetchOffsets(r, rg.Group, member, tps, req.RequireStable)
 			if err != nil {
 				g.ErrorCode = b.errCode(err)
 				resp.Groups = append(resp.Groups, g)
@@ -81,7 +82,7 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 			}
 		}
 	}
-	offsets, err := b.fetchOffsets(r, req.Group, nil, tps)
+	offsets, err := b.fetchOffsets(r, req.Group, nil, tps, r.Version >= 7 && req.RequireStable)
 	if err != nil {
 		if r.Version >= 2 {
 			resp.ErrorCode = b.errCode(err)
@@ -114,8 +115,8 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *server.Request) (kmsg
 // (Kafka): DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED; of the
 // named partitions, those of topics it may not DESCRIBE are
 // TOPIC_AUTHORIZATION_FAILED; asked for all (tps nil), those topics are
-// left out.
-func (b *Broker) fetchOffsets(r *server.Request, groupID string, member *group.FetchingMember, tps []group.TopicPartition) ([]group.FetchedOffset, error) {
+// left out. requireStable is OffsetFetch's require_stable (KIP-447).
+func (b *Broker) fetchOffsets(r *server.Request, groupID string, member *group.FetchingMember, tps []group.TopicPartition, requireStable bool) ([]group.FetchedOffset, error) {
 	if !b.allowedGroup(r, groupID, acl.OpDescribe) {
 		return nil, kerr.GroupAuthorizationFailed
 	}
@@ -123,10 +124,10 @@ func (b *Broker) fetchOffsets(r *server.Request, groupID string, member *group.F
 		return nil, errNoCoordinator
 	}
 	if b.trusted(r) {
-		return b.groups.FetchOffsetsAsMember(groupID, member, tps)
+		return b.groups.FetchOffsetsStable(groupID, member, tps, requireStable)
 	}
 	if tps == nil {
-		offsets, err := b.groups.FetchOffsetsAsMember(groupID, member, nil)
+		offsets, err := b.groups.FetchOffsetsStable(groupID, member, nil, requireStable)
 		return slices.DeleteFunc(offsets, func(o group.FetchedOffset) bool { return !b.allowedTopic(r, o.Topic, acl.OpDescribe) }), err
 	}
 	allowed := []group.TopicPartition{}
@@ -138,7 +139,7 @@ func (b *Broker) fetchOffsets(r *server.Request, groupID string, member *group.F
 			denied = append(denied, group.FetchedOffset{TopicPartition: tp, Offset: -1, LeaderEpoch: -1, Err: kerr.TopicAuthorizationFailed})
 		}
 	}
-	offsets, err := b.groups.FetchOffsetsAsMember(groupID, member, allowed)
+	offsets, err := b.groups.FetchOffsetsStable(groupID, member, allowed, requireStable)
 	if err != nil {
 		return nil, err
 	}

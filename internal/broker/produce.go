@@ -1,6 +1,6 @@
 package broker
 
-// Produce (key 0), v0-v11.
+// Produce (key 0), v0-v12.
 //
 // v3 is the first version carrying v2 record batches, which are the only
 // batches we store. v0-v2 carry v0/v1 message sets (clients before Kafka
@@ -39,18 +39,30 @@ package broker
 // Transactional batches (the attributes' transactional bit): a request
 // carrying one without a transactional id is answered
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition, as Kafka's
-// KafkaApis.handleProduceRequest does before anything is appended. With a
-// transactional id, Kafka (3.6+, KIP-890 verification) appends a
-// transactional batch only inside an ongoing, verified transaction and
-// otherwise answers INVALID_TXN_STATE; there is no transaction coordinator
-// yet, so no transaction is ever ongoing and every transactional batch gets
-// INVALID_TXN_STATE. Control batches are never accepted from clients
-// (INVALID_RECORD, record.ValidateProduce).
+// KafkaApis.handleProduceRequest does before anything is appended. With
+// transaction.partition.verification.enable (the default), the batch that
+// opens a producer's transaction on a partition is first verified with the
+// producer's transaction coordinator (KIP-890 part 1, txn_verify.go); a
+// partition the producer never added gets the coordinator's
+// INVALID_TXN_STATE, a stale epoch INVALID_PRODUCER_EPOCH or
+// PRODUCER_FENCED, and nothing is appended. The check is made once per
+// transaction and partition: later batches of the open transaction need
+// none, and a marker written while the check was in flight fails the
+// append with INVALID_TXN_STATE (storage.VerificationGuard). A plain batch
+// from a producer whose transaction is open is INVALID_TXN_STATE too. v11+
+// clients get the coordinator's TRANSACTION_ABORTABLE as it is (older
+// ones INVALID_TXN_STATE); v12 (KIP-890 part 2, transaction.version 2,
+// the request otherwise v11's) has the leader add the partition to the
+// transaction instead of only verifying it, since those clients send no
+// AddPartitionsToTxn.
+// Control batches are never accepted from clients (INVALID_RECORD,
+// record.ValidateProduce); markers come through WriteTxnMarkers.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -61,9 +73,10 @@ import (
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
+	"github.com/vltava/vltava/internal/storage"
 )
 
-func init() { register(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
+func init() { register(kmsg.Produce, 0, 12, (*Broker).handleProduce) }
 
 // firstBatchProduceVersion is the first Produce version with v2 batches;
 // older ones carry legacy message sets, converted before validation.
@@ -89,6 +102,13 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	// topic needs WRITE, else its partitions are TOPIC_AUTHORIZATION_FAILED.
 	// (An idempotent produce needs nothing more since KIP-679.)
 	txnDenied := transactional && req.TransactionID != nil && !b.allowed(r, acl.ResourceTransactionalID, *req.TransactionID, acl.OpWrite)
+	var verified map[[2]int]txnVerification
+	if !unauthorizedTxn && !txnDenied {
+		// Only the partitions the principal may write are verified
+		// (and, from v12, added to the transaction), as Kafka
+		// authorizes before its AddPartitionsToTxnManager is asked.
+		verified = b.verifyProduceTransactions(ctx, img, req, func(topic string) bool { return b.allowedTopic(r, topic, acl.OpWrite) })
+	}
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -111,7 +131,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 			default:
 				var p *partition.Partition
 				var required int64
-				p, required, err = b.producePartition(img, req, rt.Topic, &rp, &sp)
+				p, required, err = b.producePartition(img, req, rt.Topic, &rp, &sp, verified[[2]int{ti, pi}])
 				if err == nil && p != nil && req.Acks == -1 {
 					waits = append(waits, replicationWait{p: p, required: required, topic: ti, partition: pi})
 				}
@@ -194,7 +214,7 @@ type replicationWait struct {
 // and the offset the high watermark must reach for the batch to be
 // committed.
 func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest, topic string,
-	rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) (*partition.Partition, int64, error) {
+	rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, txn txnVerification) (*partition.Partition, int64, error) {
 	switch {
 	case req.Acks != -1 && req.Acks != 0 && req.Acks != 1:
 		return nil, 0, kerr.InvalidRequiredAcks
@@ -210,9 +230,8 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	if err != nil {
 		return nil, 0, err
 	}
-	if req.TransactionID != nil && isTransactionalBatch(rp.Records) {
-		// Kafka verifies the transaction for partitions it leads.
-		return nil, 0, fmt.Errorf("%w: the record batch is not part of an ongoing transaction (transactions are not supported yet)", kerr.InvalidTxnState)
+	if txn.err != nil {
+		return nil, 0, txn.err
 	}
 	data := rp.Records
 	if req.Version < firstBatchProduceVersion {
@@ -220,7 +239,7 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 			return nil, 0, err // nil data: no complete message, nothing to append
 		}
 	}
-	info, err := p.Append(data, req.Acks, req.Version)
+	info, err := p.AppendTxn(data, req.Acks, req.Version, storage.TxnAppend{Guard: txn.guard})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -228,6 +247,73 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
 	return p, info.LastOffset + 1, nil
+}
+
+// txnVerification is the outcome of a partition's KIP-890 check: the
+// guard to append with, or the produce error.
+type txnVerification struct {
+	guard storage.VerificationGuard
+	err   error
+}
+
+// verifyProduceTransactions checks with the coordinator, for every
+// transactional batch of the request on a partition led here whose
+// producer has no transaction open there yet, that the partition is in the
+// transaction (or, from v12, adds it). The checks of one request run in
+// parallel, as Kafka's AddPartitionsToTxnManager sends them together, so a
+// request opening a transaction on several partitions waits for one round
+// trip. Keys are {topic index, partition index}; partitions that need no
+// check, or whose lookup fails (producePartition reports that), are absent.
+func (b *Broker) verifyProduceTransactions(ctx context.Context, img *metadata.Image, req *kmsg.ProduceRequest, mayWrite func(topic string) bool) map[[2]int]txnVerification {
+	// KIP-890 part 2 (v12) cannot work without the leader's add: its
+	// clients add no partitions themselves, so it is done whatever
+	// transaction.partition.verification.enable says.
+	if req.TransactionID == nil || (!b.cfg.TransactionPartitionVerificationEnable && req.Version < firstAddPartitionProduceVersion) {
+		return nil
+	}
+	out := map[[2]int]txnVerification{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for ti, rt := range req.Topics {
+		t, ok := img.Topic(rt.Topic)
+		if !ok || t.IsInternal || !mayWrite(rt.Topic) {
+			continue
+		}
+		for pi, rp := range rt.Partitions {
+			if !isTransactionalBatch(rp.Records) {
+				continue
+			}
+			p, err := b.hostedPartition(img, t, rp.Partition, true)
+			if err != nil {
+				continue
+			}
+			h, err := record.ParseHeader(rp.Records)
+			if err != nil {
+				continue
+			}
+			key := [2]int{ti, pi}
+			guard, needed := p.StartTransactionVerification(h.ProducerID, h.ProducerEpoch)
+			if !needed {
+				out[key] = txnVerification{guard: guard}
+				continue
+			}
+			tp := TxnPartition{TransactionalID: *req.TransactionID, ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,
+				Topic: rt.Topic, Partition: rp.Partition, Add: req.Version >= firstAddPartitionProduceVersion}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v := txnVerification{guard: guard}
+				if err := b.txnVerifier.VerifyTransaction(ctx, img, tp); err != nil {
+					v = txnVerification{err: verificationError(err, req.Version >= firstAbortableProduceVersion)}
+				}
+				mu.Lock()
+				out[key] = v
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	return out
 }
 
 // hasTransactionalBatch reports whether any partition of a Produce request

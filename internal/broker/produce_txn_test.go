@@ -31,9 +31,12 @@ func txnBatch(t *testing.T, attrs int16, values ...string) []byte {
 	return b
 }
 
-// TestProduceTransactionalBatches: with no transaction coordinator no
-// transaction is ever ongoing, so transactional batches are refused the way
-// Kafka refuses them outside one; nothing is appended.
+// TestProduceTransactionalBatches: a transactional batch without a
+// transactional id is refused for the whole request; with one, the
+// transaction cannot be verified while no transaction coordinator exists
+// (no __transaction_state), which Kafka answers with the retriable
+// NOT_ENOUGH_REPLICAS (KIP-890); a control batch from a client is
+// INVALID_RECORD. Nothing of them is appended.
 func TestProduceTransactionalBatches(t *testing.T) {
 	tn := startNode(t, nil)
 	c := tn.dial()
@@ -62,7 +65,7 @@ func TestProduceTransactionalBatches(t *testing.T) {
 		req  *kmsg.ProduceRequest
 		want int16
 	}{
-		{"transactional id, no ongoing transaction", withID(txnBatch(t, 0x10, "a")), kerr.InvalidTxnState.Code},
+		{"transactional id, no coordinator to verify with", withID(txnBatch(t, 0x10, "a")), kerr.NotEnoughReplicas.Code},
 		{"control batch", produceReq("txn", 0, 1, txnBatch(t, 0x20, "a")), kerr.InvalidRecord.Code},
 		{"transactional id, plain batch", withID(batch(t, record.CodecNone, "b")), 0},
 	} {

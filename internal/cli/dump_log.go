@@ -38,6 +38,7 @@ type dumpedFile struct {
 	IndexEntries     []storage.OffsetIndexEntry      `json:"index_entries,omitempty"`
 	TimeIndexEntries []storage.TimeIndexEntry        `json:"time_index_entries,omitempty"`
 	Producers        []storage.ProducerSnapshotEntry `json:"producers,omitempty"`
+	AbortedTxns      []storage.AbortedTxn            `json:"aborted_transactions,omitempty"`
 	LeaderEpochs     []storage.LeaderEpochEntry      `json:"leader_epochs,omitempty"`
 	Checkpoint       []checkpointEntry               `json:"checkpoint,omitempty"`
 	Text             string                          `json:"text,omitempty"`
@@ -198,6 +199,9 @@ func dumpFile(path string, o *dumpOptions) dumpedFile {
 	case ok && suffix == storage.SnapshotFileSuffix:
 		d.Kind = "snapshot"
 		d.Producers, err = storage.ReadProducerSnapshot(path)
+	case ok && suffix == storage.TxnIndexFileSuffix:
+		d.Kind = "txnindex"
+		d.AbortedTxns, err = storage.ReadTxnIndex(path)
 	case name == storage.LeaderEpochCheckpointFile:
 		d.Kind = "leader-epoch-checkpoint"
 		d.LeaderEpochs, err = storage.ReadLeaderEpochCheckpoint(path)
@@ -218,7 +222,7 @@ func dumpFile(path string, o *dumpOptions) dumpedFile {
 			d.Text = string(b)
 		}
 	default:
-		err = errors.New("not a file dump-log knows (.log, .index, .timeindex, .snapshot, checkpoints, partition.metadata)")
+		err = errors.New("not a file dump-log knows (.log, .index, .timeindex, .txnindex, .snapshot, checkpoints, partition.metadata)")
 	}
 	if err != nil {
 		d.Error = err.Error()
@@ -254,6 +258,12 @@ func printDump(in *invocation, d dumpedFile, o *dumpOptions) {
 			for _, e := range d.TimeIndexEntries {
 				fmt.Fprintf(w, "timestamp: %d offset: %d\n", e.Timestamp, e.Offset)
 			}
+		}
+	case d.Kind == "txnindex":
+		// kafka-dump-log.sh's line per AbortedTxn.
+		for _, a := range d.AbortedTxns {
+			fmt.Fprintf(w, "version: 0 producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n",
+				a.ProducerID, a.FirstOffset, a.LastOffset, a.LastStableOffset)
 		}
 	case d.Kind == "snapshot":
 		for _, p := range d.Producers {

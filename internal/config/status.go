@@ -62,7 +62,6 @@ const (
 	whyPlugin      = "Java plugin classes cannot be loaded; Vltava has no plugin interface"
 	whyThreads     = "Vltava has no fixed thread pools: every connection has its own goroutines and background work runs on goroutines of its own"
 	whyTiered      = "tiered storage is not supported"
-	whyTxn         = "partition leaders do not yet verify transactional appends with the transaction coordinator (KIP-890)"
 	whyPurgatory   = "Vltava has no purgatory to purge: parked requests are woken by the events they wait for"
 	whyMetadataLog = "the metadata quorum (hashicorp/raft) manages its own log segments and snapshots"
 	whyQuorum      = "the metadata quorum (hashicorp/raft) takes its timing from controller.quorum.election.timeout.ms"
@@ -163,7 +162,6 @@ var keyStatus = map[string]Support{
 	// Groups.
 
 	// Transactions.
-	"transaction.partition.verification.enable": defaultOnly(whyTxn),
 
 	// SASL mechanisms OAUTHBEARER and GSSAPI: the sasl.oauthbearer.* and
 	// sasl.kerberos.* keys above are honoured (read by

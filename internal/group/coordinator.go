@@ -312,12 +312,13 @@ func (c *Coordinator) replay(p int32) ([]*Group, error) {
 			metas[r.group] = r.meta
 		}
 	}
+	txn := newTxnReplay()
 	for off := logStart; off < hw; {
 		data, err := c.log.Read(p, off, c.cfg.LoadBufferSize)
 		if err != nil {
 			return nil, fmt.Errorf("reading offset %d: %w", off, err)
 		}
-		next, err := replayBatches(data, apply)
+		next, err := replayTxnBatches(data, apply, txn)
 		if err != nil {
 			return nil, err
 		}
@@ -363,7 +364,7 @@ func (c *Coordinator) replay(p int32) ([]*Group, error) {
 		g.mu.offsets = m
 		groups = append(groups, g)
 	}
-	return groups, nil
+	return restorePendingTxnOffsets(groups, txn, func(id string) *Group { return c.newGroup(id, p) }), nil
 }
 
 // ownerCheck returns the group's partition if it is led and loaded here,
@@ -466,7 +467,18 @@ func (c *Coordinator) appendRecords(p int32, recs []kv) error {
 	if err != nil {
 		return err
 	}
-	err = c.log.Append(p, batch)
+	return c.appendBatch(p, batch)
+}
+
+// appendBatch appends one batch to partition p, its errors mapped to the
+// coordinator's as Kafka maps them.
+func (c *Coordinator) appendBatch(p int32, batch []byte) error {
+	return mapAppendError(c.log.Append(p, batch))
+}
+
+// mapAppendError is Kafka's mapping of an offsets append's error to the
+// coordinator's.
+func mapAppendError(err error) error {
 	switch {
 	case err == nil:
 		return nil

@@ -2,7 +2,7 @@
 // (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the KIP-848 consumer group
 // protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe; see
 // consumer_group.go) and for committed offsets
-// (OffsetCommit, OffsetFetch, OffsetDelete), with the admin views
+// (OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete), with the admin views
 // (DescribeGroups, ListGroups, DeleteGroups).
 //
 // # Ownership and concurrency
@@ -41,4 +41,11 @@
 // leader of a partition it replays the partition from its log start to its
 // high watermark (the last record per key wins; null values delete) and
 // answers COORDINATOR_LOAD_IN_PROGRESS for its groups until then.
+//
+// Transactional offsets (TxnOffsetCommit, txn_offsets.go) are appended as a
+// transactional batch of the producer and held pending per (group,
+// producer) until the transaction's marker reaches the partition
+// (CompleteTransaction: applied on commit, dropped on abort); the replay
+// holds a transactional batch's records until its marker likewise, so the
+// offsets of an aborted transaction are never applied.
 package group

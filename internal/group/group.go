@@ -114,6 +114,10 @@ type Group struct {
 		// sent SyncGroup yet.
 		pendingSync map[string]bool
 		offsets     map[TopicPartition]CommittedOffset
+		// pendingTxn are offsets committed in open transactions, by
+		// producer id (txn_offsets.go): invisible until the commit
+		// marker, dropped on abort.
+		pendingTxn map[int64]map[TopicPartition]pendingOffset
 
 		// phase times the current rebalance phase: the initial delay,
 		// the rebalance timeout, or the wait for SyncGroup.

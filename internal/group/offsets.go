@@ -104,6 +104,7 @@ func (c *Coordinator) CommitOffsets(ctx context.Context, req CommitRequest) (err
 	}
 	for _, i := range apply {
 		g.mu.offsets[req.Offsets[i].TopicPartition] = committed[i]
+		g.supersedePendingLocked(req.Offsets[i].TopicPartition)
 	}
 	g.removeIfUnusedLocked()
 	return nil, errs
@@ -174,6 +175,14 @@ func (c *Coordinator) FetchOffsets(groupID string, partitions []TopicPartition) 
 // STALE_MEMBER_EPOCH. A nil member (or member epoch -1 with no member id)
 // is not checked, nor is any member of a classic group.
 func (c *Coordinator) FetchOffsetsAsMember(groupID string, member *FetchingMember, partitions []TopicPartition) ([]FetchedOffset, error) {
+	return c.FetchOffsetsStable(groupID, member, partitions, false)
+}
+
+// FetchOffsetsStable is FetchOffsetsAsMember with OffsetFetch's
+// require_stable (v7+, KIP-447): a partition with an offset pending in an
+// open transaction is UNSTABLE_OFFSET_COMMIT (offset -1), so the consumer
+// retries until the transaction is decided.
+func (c *Coordinator) FetchOffsetsStable(groupID string, member *FetchingMember, partitions []TopicPartition, requireStable bool) ([]FetchedOffset, error) {
 	if err := c.CheckOwner(groupID); err != nil {
 		return nil, err
 	}
@@ -202,6 +211,11 @@ func (c *Coordinator) FetchOffsetsAsMember(groupID string, member *FetchingMembe
 		})
 	}
 	for _, tp := range partitions {
+		if requireStable && g.hasPendingTxnOffsetLocked(tp) {
+			out = append(out, FetchedOffset{TopicPartition: tp, Offset: -1, LeaderEpoch: -1,
+				Err: fmt.Errorf("%w: %s-%d has an offset pending in an open transaction", kerr.UnstableOffsetCommit, tp.Topic, tp.Partition)})
+			continue
+		}
 		o, ok := g.mu.offsets[tp]
 		if !ok {
 			out = append(out, FetchedOffset{TopicPartition: tp, Offset: -1, LeaderEpoch: -1})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/storage"
 )
 
 // PartitionLog is the OffsetsLog over this broker's __consumer_offsets
@@ -43,11 +44,19 @@ const produceVersion = 11
 // append is acknowledged only once every in-sync replica has it (the high
 // watermark covers it), so a commit survives the loss of the leader.
 func (l PartitionLog) Append(p int32, batch []byte) error {
+	return l.AppendVerified(p, batch, storage.NoVerification)
+}
+
+// AppendVerified is Append under a KIP-890 verification guard (a
+// TxnOffsetCommit that opens the producer's transaction on the partition).
+func (l PartitionLog) AppendVerified(p int32, batch []byte, guard storage.VerificationGuard) error {
 	part, err := l.led(p)
 	if err != nil {
 		return err
 	}
-	info, err := part.Append(batch, -1, produceVersion)
+	// The coordinator's own batches: a transactional offset commit's
+	// sequence is not a client's and is not checked.
+	info, err := part.AppendTxn(batch, -1, produceVersion, storage.TxnAppend{FromCoordinator: true, Guard: guard})
 	if err != nil {
 		return err
 	}

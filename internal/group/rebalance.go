@@ -133,14 +133,14 @@ func (g *Group) removeIfUnusedLocked() {
 	if cg := g.mu.consumer; cg != nil {
 		// A consumer group exists from its first successful join
 		// (epoch 1) on.
-		if cg.epoch == 0 && len(cg.members) == 0 && len(g.mu.offsets) == 0 {
+		if cg.epoch == 0 && len(cg.members) == 0 && len(g.mu.offsets) == 0 && len(g.mu.pendingTxn) == 0 {
 			g.mu.state = StateDead
 			g.c.removeGroupLocked(g)
 		}
 		return
 	}
 	if g.mu.state == StateEmpty && g.mu.generation == 0 && len(g.mu.members) == 0 &&
-		len(g.mu.pending) == 0 && len(g.mu.offsets) == 0 {
+		len(g.mu.pending) == 0 && len(g.mu.offsets) == 0 && len(g.mu.pendingTxn) == 0 {
 		g.mu.state = StateDead
 		g.c.removeGroupLocked(g)
 	}

@@ -170,14 +170,64 @@ func buildBatch(recs []kv, now time.Time, codec record.Codec) ([]byte, error) {
 }
 
 // replayBatches applies every record of the batches in data to fn, in log
-// order. Control batches (transaction markers) carry no group state.
+// order, holding the records of transactional batches until their marker
+// (replayTxnBatches with a replay of its own).
 func replayBatches(data []byte, fn func(groupRecord)) (next int64, err error) {
+	return replayTxnBatches(data, fn, newTxnReplay())
+}
+
+// txnReplay is the state of the open transactions while a partition is
+// replayed: each producer's transactional records, in log order, until
+// its marker applies them (commit) or drops them (abort).
+type txnReplay struct {
+	pending map[int64][]txnRecord
+}
+
+// txnRecord is a record of an open transaction; superseded: a plain
+// commit of its partition follows it in the log, so its transaction's
+// commit does not apply it.
+type txnRecord struct {
+	groupRecord
+	superseded bool
+}
+
+func newTxnReplay() *txnReplay { return &txnReplay{pending: make(map[int64][]txnRecord)} }
+
+// supersede marks the pending transactional records of a group's
+// partition that a plain commit now follows in the log.
+func (r *txnReplay) supersede(group string, tp TopicPartition) {
+	for _, recs := range r.pending {
+		for i := range recs {
+			if recs[i].isOffset && recs[i].group == group && recs[i].tp == tp {
+				recs[i].superseded = true
+			}
+		}
+	}
+}
+
+// replayTxnBatches is replayBatches carrying txn across reads. Records of
+// a transactional batch wait in txn; a commit marker applies its
+// producer's to fn at the marker's place in the log, an abort marker drops
+// them, so offsets of aborted transactions are never applied.
+func replayTxnBatches(data []byte, fn func(groupRecord), txn *txnReplay) (next int64, err error) {
 	next = -1
 	it := record.NewBatches(data)
 	for it.Next() {
 		h := it.Header()
 		next = h.LastOffset() + 1
 		if h.IsControl() {
+			m, err := record.ParseMarker(it.Batch())
+			if err != nil {
+				return next, fmt.Errorf("marker at offset %d: %w", h.BaseOffset, err)
+			}
+			if m.Type == record.ControlCommit {
+				for _, r := range txn.pending[h.ProducerID] {
+					if !r.superseded {
+						fn(r.groupRecord)
+					}
+				}
+			}
+			delete(txn.pending, h.ProducerID)
 			continue
 		}
 		_, recs, err := record.DecodeRecords(it.Batch())
@@ -189,7 +239,14 @@ func replayBatches(data []byte, fn func(groupRecord)) (next int64, err error) {
 			if err != nil {
 				return next, fmt.Errorf("record at offset %d: %w", h.BaseOffset+int64(r.OffsetDelta), err)
 			}
-			if ok {
+			switch {
+			case !ok:
+			case h.IsTransactional() && h.ProducerID >= 0:
+				txn.pending[h.ProducerID] = append(txn.pending[h.ProducerID], txnRecord{groupRecord: gr})
+			default:
+				if gr.isOffset {
+					txn.supersede(gr.group, gr.tp)
+				}
 				fn(gr)
 			}
 		}

@@ -68,6 +68,7 @@ type Node struct {
 	txns       *txn.Coordinator
 	txnNet     *txn.NetTransport
 	server     *server.Server
+	brokerAPIs *broker.Broker
 	// quorumServer serves the controller APIs on the quorum port of a
 	// controller; nil on a broker-only node.
 	quorumServer *server.Server
@@ -300,6 +301,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Logger:       log.With("component", "broker"),
 	})
 	n.handler = b
+	n.brokerAPIs = b
 	var lcs []server.ListenerConfig
 	for _, l := range cfg.Listeners {
 		if slices.Contains(cfg.ControllerListenerNames, l.Name) {
@@ -727,6 +729,9 @@ func (n *Node) closeAll(controlled bool) error {
 	}
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
+	}
+	if n.brokerAPIs != nil {
+		n.brokerAPIs.Close() // its connections to other brokers
 	}
 
 	if n.groups != nil {

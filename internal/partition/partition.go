@@ -100,9 +100,11 @@ func (p *Partition) Config() config.Topic { return p.settings.Load().topic }
 // visible to consumers.
 func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 
-// LastStableOffset is the offset below which no transaction is open. With
-// no transactions it equals the high watermark.
-func (p *Partition) LastStableOffset() int64 { return p.log.HighWatermark() }
+// LastStableOffset is the offset below which every transaction is decided
+// (storage.Log.LastStableOffset): read_committed consumers read up to it.
+// It moves only with an append or the high watermark, whose changes wake
+// the parked fetches, so it needs no wake-up of its own.
+func (p *Partition) LastStableOffset() int64 { return p.log.LastStableOffset() }
 
 // LogStartOffset is the first offset of the log.
 func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
@@ -121,6 +123,13 @@ var ErrNotEnoughReplicas = kerr.NotEnoughReplicas
 // caller then waits for replication with AwaitReplication.
 // produceVersion is the Produce request's version (zstd needs v7+).
 func (p *Partition) Append(data []byte, acks int16, produceVersion int16) (storage.AppendInfo, error) {
+	return p.AppendTxn(data, acks, produceVersion, storage.TxnAppend{})
+}
+
+// AppendTxn is Append with the batch's transactional context: the guard of
+// its KIP-890 verification (what StartTransactionVerification returned
+// before the check), or that a coordinator of this broker wrote it.
+func (p *Partition) AppendTxn(data []byte, acks int16, produceVersion int16, txn storage.TxnAppend) (storage.AppendInfo, error) {
 	s := p.settings.Load()
 	if s.leader != p.env.nodeID {
 		return storage.AppendInfo{}, fmt.Errorf("%w: broker %d does not lead %s-%d (leader %d)", kerr.NotLeaderForPartition, p.env.nodeID, p.Topic, p.Index, s.leader)
@@ -149,7 +158,7 @@ func (p *Partition) Append(data []byte, acks int16, produceVersion int16) (stora
 		p.role.RUnlock()
 		return storage.AppendInfo{}, fmt.Errorf("%w: broker %d no longer leads %s-%d (leader %d)", kerr.NotLeaderForPartition, p.env.nodeID, p.Topic, p.Index, cur.leader)
 	}
-	info, needsFlush, err := p.log.AppendUnflushed(v.Batch, cur.leaderEpoch)
+	info, needsFlush, err := p.log.AppendTxnUnflushed(v.Batch, cur.leaderEpoch, txn)
 	p.role.RUnlock()
 	if err != nil {
 		return info, err
@@ -161,6 +170,44 @@ func (p *Partition) Append(data []byte, acks int16, produceVersion int16) (stora
 	}
 	if !info.Duplicate {
 		info.LogAppendTime = logAppendTime
+	}
+	p.advanceHighWatermark()
+	return info, nil
+}
+
+// StartTransactionVerification begins the KIP-890 check of a producer's
+// transactional append here (storage.Log.StartTransactionVerification).
+func (p *Partition) StartTransactionVerification(producerID int64, producerEpoch int16) (storage.VerificationGuard, bool) {
+	return p.log.StartTransactionVerification(producerID, producerEpoch)
+}
+
+// AppendMarker writes a transaction marker (WriteTxnMarkers) as the
+// leader: a control batch ending producerID's transaction, checked against
+// its producer and coordinator epochs. The caller waits for replication
+// with AwaitReplication, as for an acks=all produce.
+//
+// bumpsEpoch: the marker is transaction.version 2's (KIP-890 part 2), whose
+// epoch must be above the transaction's.
+func (p *Partition) AppendMarker(producerID int64, producerEpoch int16, marker record.Marker, bumpsEpoch bool) (storage.AppendInfo, error) {
+	batch, err := record.BuildMarkerBatch(producerID, producerEpoch, marker, time.Now().UnixMilli())
+	if err != nil {
+		return storage.AppendInfo{}, err
+	}
+	p.role.RLock()
+	cur := p.settings.Load()
+	if cur.leader != p.env.nodeID {
+		p.role.RUnlock()
+		return storage.AppendInfo{}, fmt.Errorf("%w: broker %d does not lead %s-%d (leader %d)", kerr.NotLeaderForPartition, p.env.nodeID, p.Topic, p.Index, cur.leader)
+	}
+	info, needsFlush, err := p.log.AppendTxnUnflushed(batch, cur.leaderEpoch, storage.TxnAppend{MarkerBumpsEpoch: bumpsEpoch})
+	p.role.RUnlock()
+	if err != nil {
+		return info, err
+	}
+	if needsFlush {
+		if err := p.log.Flush(); err != nil {
+			return info, fmt.Errorf("%w: flushing %s-%d: %v", kerr.KafkaStorageError, p.Topic, p.Index, err)
+		}
 	}
 	p.advanceHighWatermark()
 	return info, nil

@@ -31,7 +31,9 @@ import (
 //     of now + delete.retention.ms (KIP-534: attribute bit 6, the horizon in
 //     the base timestamp field); once the horizon has passed the tombstone
 //     is dropped by the next clean;
-//   - control batches are kept as they are (no transactions yet);
+//   - transactions as cleaner_txn.go describes: aborted data removed,
+//     markers kept while their transaction has data, then for
+//     delete.retention.ms;
 //   - records without a key are dropped (they cannot be compacted);
 //   - the active segment is never cleaned, nor anything at or above the high
 //     watermark, nor segments younger than min.compaction.lag.ms.
@@ -134,9 +136,10 @@ func (l *Log) cleanableRange(nowMs, checkpoint int64) cleanableRange {
 	if checkpoint < lso || checkpoint > active.baseOffset {
 		r.firstDirty = lso
 	}
-	// Nothing at or above the high watermark (Kafka: the last stable
-	// offset) may be cleaned: followers and consumers have not seen it.
-	r.firstUncleanable = min(active.baseOffset, l.highWatermark.Load())
+	// Nothing at or above the last stable offset may be cleaned:
+	// followers and consumers have not seen it, or its transaction is
+	// undecided.
+	r.firstUncleanable = min(active.baseOffset, l.LastStableOffset())
 	nonActive := segs[:len(segs)-1]
 	if cfg.MinCompactionLagMs > 0 {
 		for i, s := range nonActive {
@@ -215,7 +218,7 @@ func (l *Log) Compact(now time.Time, firstDirtyOffset int64, opts CleanerOptions
 		bufBytes = defaultDedupeBufferBytes
 	}
 	om := newOffsetMap(bufBytes, opts.LoadFactor)
-	end, err := buildOffsetMap(segs, r.firstDirty, r.firstUncleanable, om, opts.stop, opts.throttle)
+	end, err := buildOffsetMap(segs, r.firstDirty, r.firstUncleanable, om, newTxnCleanState(l, r.firstDirty), opts.stop, opts.throttle)
 	if err != nil {
 		return res, err
 	}
@@ -243,6 +246,7 @@ func (l *Log) Compact(now time.Time, firstDirtyOffset int64, opts CleanerOptions
 		nextHorizon:    -1,
 	}
 	for _, group := range groupSegmentsBySize(toClean, ends, cfg.SegmentBytes, cfg.SegmentIndexBytes) {
+		filter.txns = newTxnCleanState(l, group[0].baseOffset)
 		if err := l.cleanGroup(group, filter, cfg, &res, opts); err != nil {
 			return res, err
 		}
@@ -260,7 +264,7 @@ func (l *Log) Compact(now time.Time, firstDirtyOffset int64, opts CleanerOptions
 // (Kafka's buildOffsetMap). It stops at a batch boundary when the map
 // cannot take the next batch's keys and returns the offset it reached: the
 // end of the range the map is authoritative for.
-func buildOffsetMap(segs []*segment, from, upper int64, om *offsetMap, stop <-chan struct{}, throttle *ioThrottle) (int64, error) {
+func buildOffsetMap(segs []*segment, from, upper int64, om *offsetMap, txns *txnCleanState, stop <-chan struct{}, throttle *ioThrottle) (int64, error) {
 	if from >= upper {
 		return from, nil
 	}
@@ -285,7 +289,17 @@ func buildOffsetMap(segs []*segment, from, upper int64, om *offsetMap, stop <-ch
 			}
 			throttle.maybeThrottle(len(batch), stop)
 			if h.IsControl() {
+				if h.ProducerID >= 0 {
+					m, err := record.ParseMarker(batch)
+					if err != nil {
+						return false, err
+					}
+					txns.onMarker(h, m)
+				}
 				return true, nil
+			}
+			if txns.onData(h) {
+				return true, nil // aborted: its keys stay out of the map
 			}
 			if !om.canTake(int(h.NumRecords)) {
 				if om.size() == 0 {
@@ -373,7 +387,8 @@ type cleanFilter struct {
 	endOffset      int64 // the offset map is authoritative below this
 	offsets        *offsetMap
 	lastOfProducer map[int64]int64
-	nextHorizon    int64 // earliest horizon of a kept tombstone, -1 if none
+	nextHorizon    int64 // earliest horizon of a kept tombstone or marker, -1 if none
+	txns           *txnCleanState
 }
 
 // filterBatch returns the batch to write in place of batch: batch itself
@@ -381,9 +396,16 @@ type cleanFilter struct {
 // the records kept.
 func (f *cleanFilter) filterBatch(h *record.Header, batch []byte) (out []byte, retained int, err error) {
 	if h.IsControl() {
-		// Transaction markers stay until transactions exist to decide
-		// when they are no longer needed.
-		return batch, int(h.NumRecords), nil
+		return f.filterMarker(h, batch)
+	}
+	if f.txns.onData(h) && h.BaseOffset < f.endOffset {
+		// An aborted transaction's records go; the producer's last
+		// batch stays, empty.
+		if h.ProducerID >= 0 && f.lastOfProducer[h.ProducerID] == h.LastOffset() {
+			out, err := record.BuildBatch(*h, nil, record.CodecNone)
+			return out, 0, err
+		}
+		return nil, 0, nil
 	}
 	_, recs, err := record.DecodeRecords(batch)
 	if err != nil {
@@ -432,6 +454,46 @@ func (f *cleanFilter) filterBatch(h *record.Header, batch []byte) (out []byte, r
 	}
 	out, err = record.BuildBatch(nh, keep, h.Codec())
 	return out, len(keep), err
+}
+
+// filterMarker keeps a transaction marker while its transaction has data
+// in the cleaned range; without, it is stamped with a delete horizon, and
+// dropped once that passed (cleaner_txn.go).
+func (f *cleanFilter) filterMarker(h *record.Header, batch []byte) ([]byte, int, error) {
+	if h.ProducerID < 0 {
+		return batch, int(h.NumRecords), nil
+	}
+	m, err := record.ParseMarker(batch)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !f.txns.onMarker(h, m) || h.BaseOffset >= f.endOffset {
+		return batch, int(h.NumRecords), nil
+	}
+	if h.HasDeleteHorizon() {
+		if f.nowMs >= h.FirstTimestamp {
+			return nil, 0, nil
+		}
+		if f.nextHorizon < 0 || h.FirstTimestamp < f.nextHorizon {
+			f.nextHorizon = h.FirstTimestamp
+		}
+		return batch, int(h.NumRecords), nil
+	}
+	_, recs, err := record.DecodeRecords(batch)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range recs {
+		recs[i].TimestampDelta = h.FirstTimestamp + recs[i].TimestampDelta - f.horizonMs
+	}
+	nh := *h
+	nh.FirstTimestamp = f.horizonMs
+	nh.Attributes |= deleteHorizonFlag
+	if f.nextHorizon < 0 || f.horizonMs < f.nextHorizon {
+		f.nextHorizon = f.horizonMs
+	}
+	out, err := record.BuildBatch(nh, recs, record.CodecNone)
+	return out, len(recs), err
 }
 
 // retain is Kafka's shouldRetainRecord.
@@ -485,7 +547,7 @@ func groupSegmentsBySize(segs []*segment, ends []int64, maxBytes int64, maxIndex
 // removeCleanerFiles deletes the files of a cleaned segment that was not
 // swapped in, at whichever stage they are.
 func removeCleanerFiles(dir string, base int64) {
-	for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {
+	for _, suf := range segmentFileSuffixes {
 		for _, stage := range []string{cleanedFileSuffix, swapFileSuffix} {
 			_ = os.Remove(segmentFileName(dir, base, suf+stage))
 		}

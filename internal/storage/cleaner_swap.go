@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,6 +57,13 @@ func createCleanedSegment(fs vfs.FS, dir string, base int64, cfg *Config, now ti
 		oi.file.close()
 		return nil, err
 	}
+	txn, _, err := openTxnIndex(fs, segmentFileName(dir, base, txnIndexFileSuffix+cleanedFileSuffix), math.MaxInt64)
+	if err != nil {
+		f.Close()
+		oi.file.close()
+		ti.file.close()
+		return nil, err
+	}
 	s := &segment{
 		fs:                    fs,
 		dir:                   dir,
@@ -63,6 +71,7 @@ func createCleanedSegment(fs vfs.FS, dir string, base int64, cfg *Config, now ti
 		log:                   f,
 		offsetIndex:           oi,
 		timeIndex:             ti,
+		txn:                   txn,
 		created:               now,
 		rollingBasedTimestamp: -1,
 		nextOffset:            base,
@@ -79,6 +88,9 @@ func renameCleanerFiles(s *segment, from, to string) error {
 		return err
 	}
 	if err := s.timeIndex.file.rename(segmentFileName(s.dir, s.baseOffset, timeIndexFileSuffix+to)); err != nil {
+		return err
+	}
+	if err := s.txn.rename(segmentFileName(s.dir, s.baseOffset, txnIndexFileSuffix+to)); err != nil {
 		return err
 	}
 	return s.fs.Rename(segmentFileName(s.dir, s.baseOffset, logFileSuffix+from), segmentFileName(s.dir, s.baseOffset, logFileSuffix+to))
@@ -134,6 +146,11 @@ func (l *Log) cleanGroup(group []*segment, f *cleanFilter, cfg *Config, res *Cle
 		}
 	}
 	cleaned.onBecomeInactive()
+	for _, e := range f.txns.kept {
+		if err := cleaned.txn.append(e); err != nil {
+			return fmt.Errorf("%w: writing the transaction index of cleaned segment %d: %v", kerr.KafkaStorageError, base, err)
+		}
+	}
 	if err := cleaned.flush(); err != nil {
 		return fmt.Errorf("%w: syncing cleaned segment %d: %v", kerr.KafkaStorageError, base, err)
 	}
@@ -263,7 +280,7 @@ func completeInterruptedCleaning(dir string, logger *slog.Logger) error {
 				continue
 			}
 			logger.Info("replacing segment by the cleaned segment of an interrupted clean", "dir", dir, "base_offset", b, "cleaned_base_offset", base)
-			for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {
+			for _, suf := range segmentFileSuffixes {
 				if err := os.Remove(segmentFileName(dir, b, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 					return err
 				}

@@ -105,3 +105,27 @@ func FuzzLeaderEpochCheckpoint(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTxnIndex decodes aborted-transaction indexes (<base>.txnindex):
+// what decodes is whole entries in marker order, each with its data
+// before its marker and below the segment end, and encodes back to the
+// same bytes.
+func FuzzTxnIndex(f *testing.F) {
+	f.Add(encodeTxnIndex([]AbortedTxn{{7, 2, 6, 5}, {9, 10, 12, 13}}), int64(100))
+	f.Add(append(encodeTxnIndex([]AbortedTxn{{1, 0, 1, 2}}), 0, 0), int64(10))
+	f.Fuzz(func(t *testing.T, data []byte, segmentEnd int64) {
+		got, err := decodeTxnIndex(data, segmentEnd)
+		for i, e := range got {
+			if e.FirstOffset > e.LastOffset || e.LastOffset >= segmentEnd || (i > 0 && e.LastOffset <= got[i-1].LastOffset) {
+				t.Fatalf("decoded entry %d breaks the index's order: %+v", i, got)
+			}
+		}
+		enc := encodeTxnIndex(got)
+		if err == nil && !slices.Equal(enc, data) {
+			t.Fatalf("a valid index does not encode back to its bytes")
+		}
+		if !slices.Equal(enc, data[:len(enc)]) {
+			t.Fatalf("the decoded prefix does not encode back to the file's start")
+		}
+	})
+}

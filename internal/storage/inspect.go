@@ -20,13 +20,14 @@ const (
 	IndexFileSuffix     = indexFileSuffix
 	TimeIndexFileSuffix = timeIndexFileSuffix
 	SnapshotFileSuffix  = snapshotFileSuffix
+	TxnIndexFileSuffix  = txnIndexFileSuffix
 )
 
 // ParseLogFileName splits "<20-digit offset><suffix>" for the .log, .index,
-// .timeindex and .snapshot files of a partition directory.
+// .timeindex, .txnindex and .snapshot files of a partition directory.
 func ParseLogFileName(path string) (offset int64, suffix string, ok bool) {
 	name := filepath.Base(path)
-	for _, s := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix, snapshotFileSuffix} {
+	for _, s := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix, txnIndexFileSuffix, snapshotFileSuffix} {
 		if o, ok := parseOffsetFileName(name, s); ok {
 			return o, s, true
 		}
@@ -144,4 +145,15 @@ func ReadLeaderEpochCheckpoint(path string) ([]LeaderEpochEntry, error) {
 		out = append(out, LeaderEpochEntry(e))
 	}
 	return out, nil
+}
+
+// ReadTxnIndex decodes a .txnindex file with its load-time check (whole
+// 34-byte entries of version 0, markers in increasing order). On a bad
+// entry it returns the good ones before it and the error.
+func ReadTxnIndex(path string) ([]AbortedTxn, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return decodeTxnIndex(data, math.MaxInt64)
 }

@@ -43,6 +43,9 @@ type Log struct {
 	highWatermark  atomic.Int64
 	recoveryPoint  atomic.Int64
 	lastFlushMs    atomic.Int64
+	// txnBounds is what LastStableOffset is computed from (log_txn.go);
+	// replaced under mu.
+	txnBounds atomic.Pointer[txnBounds]
 
 	// onLogStartOffsetIncremented lets the Manager checkpoint promptly after
 	// DeleteRecords; called without locks held.
@@ -61,6 +64,9 @@ type Log struct {
 		sync.Mutex
 		producers *producerStateManager
 		closed    bool
+		// replay is set while producer state is replayed from the log
+		// (log_txn.go).
+		replay *txnReplay
 	}
 
 	pendingDeletes struct {
@@ -92,6 +98,12 @@ type ReadResult struct {
 	File     *os.File
 	Position int64
 	Size     int64
+	// SegmentEnd bounds the offsets of a region's batches: the base
+	// offset of the segment after the one it lies in, or the log end
+	// offset (0 when nothing was read from a file). A read_committed
+	// fetch lists the aborted transactions below it, as Kafka bounds them
+	// by the next segment.
+	SegmentEnd int64
 
 	HighWatermark, LogStartOffset, LogEndOffset int64
 }
@@ -133,6 +145,16 @@ func (l *Log) flushForPolicy() error {
 // says the policy calls for one, and the caller runs Flush once it holds no
 // lock of its own (the partition's role lock must not wait on a disk).
 func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo, needsFlush bool, err error) {
+	return l.AppendTxnUnflushed(batch, leaderEpoch, TxnAppend{})
+}
+
+// AppendTxnUnflushed is AppendUnflushed with the batch's transactional
+// context: with a verification guard (KIP-890), a transactional batch that
+// opens a transaction must carry the guard StartTransactionVerification
+// handed out, else it is INVALID_TXN_STATE and nothing is appended. A
+// control batch (a transaction marker the broker built) is checked against
+// the producer's epoch and coordinator epoch.
+func (l *Log) AppendTxnUnflushed(batch []byte, leaderEpoch int32, opts TxnAppend) (info AppendInfo, needsFlush bool, err error) {
 	h, err := parseStoredHeader(batch)
 	if err != nil {
 		return AppendInfo{}, false, err
@@ -151,7 +173,15 @@ func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo,
 		l.mu.Unlock()
 		return AppendInfo{}, false, errLogClosed
 	}
-	dup, isDup, err := l.mu.producers.check(&h)
+	marker, err := markerOf(batch, &h)
+	if err == nil && marker != nil {
+		err = l.mu.producers.checkMarker(h.ProducerID, h.ProducerEpoch, marker.CoordinatorEpoch, opts.MarkerBumpsEpoch)
+	}
+	if err != nil {
+		l.mu.Unlock()
+		return AppendInfo{}, false, err
+	}
+	dup, isDup, err := l.mu.producers.check(&h, opts)
 	if err != nil || isDup {
 		l.mu.Unlock()
 		if err != nil {
@@ -176,7 +206,7 @@ func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo,
 		l.mu.Unlock()
 		return AppendInfo{}, false, fmt.Errorf("%w: appending to %s: %w", kerr.KafkaStorageError, l.dir, err)
 	}
-	l.mu.producers.update(&h)
+	txnErr := l.applyBatchLocked(seg, &h, batch)
 	l.assertAppendOffset(base, last+1)
 	l.logEndOffset.Store(last + 1)
 	if leaderEpoch >= 0 && leaderEpoch > l.epochs.latestEpoch() {
@@ -189,6 +219,11 @@ func (l *Log) AppendUnflushed(batch []byte, leaderEpoch int32) (info AppendInfo,
 	l.mu.Unlock()
 
 	info = AppendInfo{BaseOffset: base, LastOffset: last, LogAppendTime: -1, LogStartOffset: l.logStartOffset.Load()}
+	if txnErr != nil {
+		// The batch is in the log but its index entry is not: the disk
+		// error has taken the log dir offline (vfs.Reporting).
+		return info, false, txnErr
+	}
 	return info, unflushed >= cfg.FlushMessages, nil
 }
 
@@ -292,6 +327,10 @@ func (l *Log) readRegionOnce(offset int64, maxBytes int, maxOffset int64, minOne
 		if found {
 			if size > 0 {
 				res.File, res.Position, res.Size = f, pos, size
+				res.SegmentEnd = leo
+				if i+1 < len(segs) {
+					res.SegmentEnd = segs[i+1].baseOffset
+				}
 			}
 			return res, nil
 		}

@@ -87,7 +87,7 @@ func (l *Log) AppendAsFollowerUnflushed(records []byte) (info AppendInfo, needsF
 			appendErr = fmt.Errorf("%w: appending to %s: %w", kerr.KafkaStorageError, l.dir, err)
 			break
 		}
-		l.mu.producers.update(&h)
+		txnErr := l.applyBatchLocked(seg, &h, batch)
 		l.assertAppendOffset(l.logEndOffset.Load(), last+1)
 		l.logEndOffset.Store(last + 1)
 		if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latestEpoch() {
@@ -99,6 +99,10 @@ func (l *Log) AppendAsFollowerUnflushed(records []byte) (info AppendInfo, needsF
 			info.BaseOffset = h.BaseOffset
 		}
 		info.LastOffset = last
+		if txnErr != nil {
+			appendErr = txnErr
+			break
+		}
 	}
 	if appendErr == nil {
 		appendErr = it.Err()

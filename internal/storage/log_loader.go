@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -112,6 +113,10 @@ func (l *Log) load(opts OpenOptions) error {
 	}
 	cfg := l.cfg.Load()
 	var segs []*segment
+	// firstRecovered is the base of the first segment rebuilt from its
+	// batches: its transaction index is rebuilt too, by a producer-state
+	// replay from a snapshot at or below it.
+	firstRecovered := int64(math.MaxInt64)
 	for i, base := range bases {
 		s, indexesOK, err := openSegment(l.fs, l.dir, base, cfg, l.now())
 		if err != nil {
@@ -133,6 +138,10 @@ func (l *Log) load(opts OpenOptions) error {
 		if indexesOK {
 			continue
 		}
+		if err := s.txn.reset(); err != nil {
+			return err
+		}
+		firstRecovered = min(firstRecovered, base)
 		res, err := s.recover(cfg.IndexIntervalBytes, l.rebuildEpochFromBatch)
 		if err != nil {
 			return err
@@ -145,7 +154,7 @@ func (l *Log) load(opts OpenOptions) error {
 		// Like Kafka, nothing after a corrupt batch can be trusted.
 		for _, later := range bases[i+1:] {
 			l.logger.Warn("deleting segment after corruption", "base_offset", later)
-			for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {
+			for _, suf := range segmentFileSuffixes {
 				if err := os.Remove(segmentFileName(l.dir, later, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 					return err
 				}
@@ -201,7 +210,13 @@ func (l *Log) load(opts OpenOptions) error {
 	if err := l.mu.producers.deleteSnapshotsAbove(leo); err != nil {
 		return err
 	}
-	return l.rebuildProducerStateLocked()
+	for _, s := range segs {
+		// Entries past the log end describe markers a crash cut off.
+		if err := s.txn.truncateTo(leo); err != nil {
+			return err
+		}
+	}
+	return l.rebuildProducerStateFromLocked(firstRecovered)
 }
 
 // rebuildEpochFromBatch restores leader epoch entries from recovered batches,
@@ -217,11 +232,22 @@ func (l *Log) rebuildEpochFromBatch(h *record.Header) {
 // rebuildProducerStateLocked loads the newest snapshot at or below the log
 // end offset and replays the batch headers after it (Kafka's
 // rebuildProducerState), then drops producers below the log start offset.
+// The replay also rebuilds the transaction indexes after the snapshot
+// (entries already indexed are skipped) and the last stable offset.
 func (l *Log) rebuildProducerStateLocked() error {
+	return l.rebuildProducerStateFromLocked(l.logEndOffset.Load())
+}
+
+// rebuildProducerStateFromLocked is rebuildProducerStateLocked replaying
+// from a snapshot at or below maxSnapshot: the base of the first segment
+// whose transaction index is rebuilt, so the replay covers it.
+func (l *Log) rebuildProducerStateFromLocked(maxSnapshot int64) error {
 	pm := l.mu.producers
 	leo := l.logEndOffset.Load()
 	lso := l.logStartOffset.Load()
-	from, ok, err := pm.loadLatestSnapshot(leo)
+	l.beginTxnReplayLocked()
+	defer l.endTxnReplayLocked()
+	from, ok, err := pm.loadLatestSnapshot(min(leo, maxSnapshot))
 	if err != nil {
 		return err
 	}
@@ -240,11 +266,19 @@ func (l *Log) rebuildProducerStateLocked() error {
 			if !found {
 				continue
 			}
-			err = s.scanHeaders(pos, func(h *record.Header) error {
-				if h.LastOffset() >= from {
-					pm.update(h)
+			err = s.scanHeaders(pos, func(h *record.Header, at int64) error {
+				if h.LastOffset() < from {
+					return nil
 				}
-				return nil
+				var batch []byte
+				if h.IsControl() {
+					// Markers are one small record: read it for its type.
+					batch = make([]byte, h.TotalSize())
+					if _, err := s.log.ReadAt(batch, at); err != nil {
+						return err
+					}
+				}
+				return l.applyBatchLocked(s, h, batch)
 			})
 			if err != nil {
 				return err
@@ -276,7 +310,7 @@ func cleanDirAndListSegments(dir string) ([]int64, error) {
 			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, err
 			}
-		case strings.HasSuffix(name, indexFileSuffix), strings.HasSuffix(name, timeIndexFileSuffix):
+		case strings.HasSuffix(name, indexFileSuffix), strings.HasSuffix(name, timeIndexFileSuffix), strings.HasSuffix(name, txnIndexFileSuffix):
 			base, ok := parseOffsetFileName(name, filepath.Ext(name))
 			if ok && !logs[base] {
 				if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -90,6 +90,15 @@ func (l *Log) moveTo(fs vfs.FS, dst string, progress *MoveProgress, pace func(n 
 	if err == nil {
 		err = l.epochs.flush()
 	}
+	// Transaction indexes change with abort markers, so they are copied
+	// here, under the append lock, from memory.
+	var txnIndexes []int64
+	for _, s := range l.segmentList() {
+		if entries := s.txn.list(); err == nil && len(entries) > 0 {
+			err = os.WriteFile(segmentFileName(dst, s.baseOffset, txnIndexFileSuffix), encodeTxnIndex(entries), 0o644)
+			txnIndexes = append(txnIndexes, s.baseOffset)
+		}
+	}
 	for _, name := range []string{LeaderEpochCheckpointFile, PartitionMetadataFile} {
 		if err == nil {
 			err = copyWholeFile(filepath.Join(l.dir, name), filepath.Join(dst, name))
@@ -120,6 +129,11 @@ func (l *Log) moveTo(fs vfs.FS, dst string, progress *MoveProgress, pace func(n 
 			if err := syncFile(segmentFileName(dst, s.baseOffset, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return res, err
 			}
+		}
+	}
+	for _, base := range txnIndexes {
+		if err := syncFile(segmentFileName(dst, base, txnIndexFileSuffix)); err != nil {
+			return res, err
 		}
 	}
 	return res, syncDir(dst)

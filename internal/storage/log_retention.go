@@ -282,6 +282,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	if err := l.mu.producers.clearSnapshots(); err != nil {
 		return err
 	}
-	l.mu.producers.producers = make(map[int64]*producerEntry)
+	l.mu.producers.setProducers(make(map[int64]*producerEntry))
+	l.resetTxnBoundsLocked()
 	return nil
 }

@@ -91,6 +91,62 @@ type producerStateManager struct {
 	dir          string
 	expirationMs int64
 	producers    map[int64]*producerEntry
+
+	// ongoing maps each producer with an open transaction to the first
+	// offset of its data (Kafka's ongoingTxns); derived from producers.
+	ongoing map[int64]int64
+
+	// verified holds the verification guard of each producer whose next
+	// transaction was checked with its coordinator (KIP-890 part 1,
+	// Kafka's VerificationStateEntry); a marker clears it. Not persisted:
+	// a restarted or new leader verifies again.
+	verified  map[int64]verification
+	lastGuard VerificationGuard
+}
+
+// verification is a guard handed out and when (Unix ms), so one whose
+// append never came is dropped with the idle producers.
+type verification struct {
+	guard VerificationGuard
+	atMs  int64
+}
+
+// VerificationGuard ties a transactional append to the coordinator check
+// made for it (KIP-890): a batch that starts a transaction is appended only
+// with the guard handed out before the check, so a marker written meanwhile
+// (which ends the transaction and drops the guard) makes it fail with
+// INVALID_TXN_STATE instead of opening a transaction the coordinator has
+// already closed. NoVerification skips the check.
+type VerificationGuard uint64
+
+// TxnAppend says how a leader append relates to transactions.
+type TxnAppend struct {
+	// Guard is the KIP-890 verification the append was made under;
+	// NoVerification when none was needed.
+	Guard VerificationGuard
+	// FromCoordinator marks a batch written by a coordinator of this
+	// broker rather than a client: its sequence is not checked.
+	FromCoordinator bool
+	// MarkerBumpsEpoch marks a transaction marker written at
+	// transaction.version 2 (KIP-890 part 2), whose epoch must be above
+	// the epoch of the transaction it ends.
+	MarkerBumpsEpoch bool
+}
+
+// NoVerification is the guard of appends that are not verified.
+const NoVerification VerificationGuard = 0
+
+// verifiedOngoing is the guard handed out when the producer's transaction
+// was already open: it matches no stored guard, so if a marker closes the
+// transaction before the append, the append cannot open a new one
+// (Kafka's VerificationGuard.SENTINEL).
+const verifiedOngoing VerificationGuard = math.MaxUint64
+
+// completedTxn is a transaction ended by a marker (Kafka's CompletedTxn).
+type completedTxn struct {
+	producerID              int64
+	firstOffset, lastOffset int64 // data start; the marker's offset
+	aborted                 bool
 }
 
 // crc32c is the Castagnoli table the snapshot checksum uses.
@@ -102,18 +158,82 @@ const (
 )
 
 func newProducerStateManager(dir string, expirationMs int64) *producerStateManager {
-	return &producerStateManager{dir: dir, expirationMs: expirationMs, producers: make(map[int64]*producerEntry)}
+	return &producerStateManager{dir: dir, expirationMs: expirationMs, producers: make(map[int64]*producerEntry),
+		ongoing: make(map[int64]int64), verified: make(map[int64]verification)}
+}
+
+// setProducers replaces the state (a snapshot load, a reset) and derives
+// the open transactions from it.
+func (m *producerStateManager) setProducers(producers map[int64]*producerEntry) {
+	m.producers = producers
+	m.ongoing = make(map[int64]int64)
+	for id, e := range producers {
+		if e.currentTxnFirstOffset >= 0 {
+			m.ongoing[id] = e.currentTxnFirstOffset
+		}
+	}
+}
+
+// firstUnstableOffset is the first offset of the earliest open
+// transaction, or math.MaxInt64 with none open.
+func (m *producerStateManager) firstUnstableOffset() int64 {
+	first := int64(math.MaxInt64)
+	for _, off := range m.ongoing {
+		first = min(first, off)
+	}
+	return first
+}
+
+// lastStableOffsetAfter is the last stable offset once t completed: the
+// first offset of the earliest other open transaction, else the offset
+// after its marker (Kafka's ProducerStateManager.lastStableOffset).
+func (m *producerStateManager) lastStableOffsetAfter(t completedTxn) int64 {
+	first := t.lastOffset + 1
+	for id, off := range m.ongoing {
+		if id != t.producerID {
+			first = min(first, off)
+		}
+	}
+	return first
+}
+
+// startVerification returns the guard for producerID's next transactional
+// append, and whether the coordinator must be asked at all: a producer
+// whose transaction is already open here was verified when it began.
+func (m *producerStateManager) startVerification(producerID int64, epoch int16, nowMs int64) (VerificationGuard, bool) {
+	if m.openAt(producerID, epoch) {
+		return verifiedOngoing, false
+	}
+	if v, ok := m.verified[producerID]; ok {
+		return v.guard, true
+	}
+	m.lastGuard++
+	m.verified[producerID] = verification{guard: m.lastGuard, atMs: nowMs}
+	return m.lastGuard, true
 }
 
 // check validates a batch against the producer's state without changing it.
 // It returns the original batch if this is a retry of one of the last
 // batches, an error wrapping kerr.InvalidProducerEpoch for a fenced epoch, or
 // kerr.OutOfOrderSequenceNumber for a gap (ProducerAppendInfo.checkSequence).
-func (m *producerStateManager) check(h *record.Header) (dup batchMetadata, isDup bool, err error) {
+//
+// A batch from a coordinator (opts.FromCoordinator: the group
+// coordinator's transactional offsets) has its epoch checked but neither
+// duplicates nor sequences, as Kafka checks only AppendOrigin.CLIENT.
+func (m *producerStateManager) check(h *record.Header, opts TxnAppend) (dup batchMetadata, isDup bool, err error) {
 	if h.ProducerID < 0 {
 		return batchMetadata{}, false, nil
 	}
+	if err := m.checkTransaction(h, opts.Guard); err != nil {
+		return batchMetadata{}, false, err
+	}
 	e := m.producers[h.ProducerID]
+	if opts.FromCoordinator {
+		if e != nil && h.ProducerEpoch < e.epoch {
+			return batchMetadata{}, false, fmt.Errorf("%w: producer %d epoch %d is older than current epoch %d", kerr.InvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.epoch)
+		}
+		return batchMetadata{}, false, nil
+	}
 	if e == nil {
 		// No state (new producer, or its batches were removed by retention
 		// or DeleteRecords): Kafka accepts any sequence.
@@ -146,6 +266,68 @@ func (m *producerStateManager) check(h *record.Header) (dup batchMetadata, isDup
 	return batchMetadata{}, false, nil
 }
 
+// openAt reports whether producerID's transaction is open here at epoch
+// (Kafka's UnifiedLog.hasOngoingTransaction).
+func (m *producerStateManager) openAt(producerID int64, epoch int16) bool {
+	if _, open := m.ongoing[producerID]; !open {
+		return false
+	}
+	e := m.producers[producerID]
+	return e != nil && e.epoch == epoch
+}
+
+// checkTransaction applies Kafka's transactional rules to a data batch
+// (ProducerAppendInfo.checkProducerEpoch and the verification of
+// UnifiedLog.analyzeAndValidateProducerState): a plain batch while the
+// producer's transaction is open is INVALID_TXN_STATE, and so is a
+// transactional batch that opens a transaction without the guard of a
+// verification made for it (when the caller verifies, guard is not
+// NoVerification).
+func (m *producerStateManager) checkTransaction(h *record.Header, guard VerificationGuard) error {
+	if h.IsControl() {
+		return nil
+	}
+	_, open := m.ongoing[h.ProducerID]
+	if !h.IsTransactional() {
+		if open {
+			return fmt.Errorf("%w: producer %d wrote a non-transactional batch inside its open transaction", kerr.InvalidTxnState, h.ProducerID)
+		}
+		return nil
+	}
+	// A batch of a later epoch while the earlier epoch's transaction is
+	// still open here starts a new transaction (KIP-890 part 2 bumps the
+	// epoch per transaction): it needs its own verification, which the
+	// coordinator grants only once its markers are written.
+	if m.openAt(h.ProducerID, h.ProducerEpoch) || guard == NoVerification {
+		return nil
+	}
+	if v, ok := m.verified[h.ProducerID]; !ok || v.guard != guard {
+		return fmt.Errorf("%w: the transaction of producer %d was not verified, or ended while it was", kerr.InvalidTxnState, h.ProducerID)
+	}
+	return nil
+}
+
+// checkMarker is Kafka's check of a marker against the producer state
+// (ProducerAppendInfo.appendEndTxnMarker): a producer epoch older than the
+// current one is INVALID_PRODUCER_EPOCH, and so is one not above it for a
+// transaction.version 2 marker (bumpsEpoch, KIP-890 part 2: each
+// transaction ends with an epoch bump, so a marker at the data's epoch is a
+// zombie's); a coordinator epoch older than the one of the producer's last
+// marker is TRANSACTION_COORDINATOR_FENCED.
+func (m *producerStateManager) checkMarker(producerID int64, epoch int16, coordinatorEpoch int32, bumpsEpoch bool) error {
+	e := m.producers[producerID]
+	if e == nil {
+		return nil
+	}
+	if epoch < e.epoch || (bumpsEpoch && epoch == e.epoch) {
+		return fmt.Errorf("%w: marker for producer %d has epoch %d, current epoch %d", kerr.InvalidProducerEpoch, producerID, epoch, e.epoch)
+	}
+	if coordinatorEpoch < e.coordinatorEpoch {
+		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d, older than %d", kerr.TransactionCoordinatorFenced, producerID, coordinatorEpoch, e.coordinatorEpoch)
+	}
+	return nil
+}
+
 // inSequence is Kafka's ProducerAppendInfo.inSequence: next follows last,
 // wrapping from MaxInt32 to 0.
 func inSequence(last, next int32) bool {
@@ -160,10 +342,12 @@ func nextSequence(seq int32) int32 {
 	return seq + 1
 }
 
-// update applies a batch already in the log (after check, or during replay).
-func (m *producerStateManager) update(h *record.Header) {
+// update applies a batch already in the log (after check, or during
+// replay). marker is the decoded marker of a control batch. It returns the
+// transaction a marker completed, if any.
+func (m *producerStateManager) update(h *record.Header, marker *record.Marker) (completedTxn, bool) {
 	if h.ProducerID < 0 {
-		return
+		return completedTxn{}, false
 	}
 	e := m.producers[h.ProducerID]
 	if e == nil {
@@ -176,13 +360,25 @@ func (m *producerStateManager) update(h *record.Header) {
 		e.numBatches = 0
 	}
 	if h.IsControl() {
-		// A commit/abort marker closes the producer's transaction.
+		// A commit/abort marker closes the producer's transaction and
+		// ends any verification made for it.
+		t := completedTxn{producerID: h.ProducerID, firstOffset: e.currentTxnFirstOffset, lastOffset: h.BaseOffset}
+		if marker != nil {
+			t.aborted = marker.Type == record.ControlAbort
+			e.coordinatorEpoch = max(e.coordinatorEpoch, marker.CoordinatorEpoch)
+		}
 		e.currentTxnFirstOffset = -1
 		e.lastTimestamp = h.MaxTimestamp
-		return
+		delete(m.ongoing, h.ProducerID)
+		delete(m.verified, h.ProducerID)
+		// A marker with no open transaction (a retried marker, an abort
+		// of a transaction that wrote nothing here) completes nothing.
+		return t, t.firstOffset >= 0
 	}
 	if h.IsTransactional() && e.currentTxnFirstOffset < 0 {
 		e.currentTxnFirstOffset = h.BaseOffset
+		m.ongoing[h.ProducerID] = h.BaseOffset
+		delete(m.verified, h.ProducerID)
 	}
 	e.addBatch(batchMetadata{
 		firstSeq:     h.BaseSequence,
@@ -191,11 +387,17 @@ func (m *producerStateManager) update(h *record.Header) {
 		lastOffset:   h.LastOffset(),
 		maxTimestamp: h.MaxTimestamp,
 	})
+	return completedTxn{}, false
 }
 
 // removeExpired drops producers idle for producer.id.expiration.ms with no
 // open transaction (Kafka's removeExpiredProducers). It returns how many.
 func (m *producerStateManager) removeExpired(nowMs int64) int {
+	for id, v := range m.verified {
+		if nowMs-v.atMs >= m.expirationMs {
+			delete(m.verified, id)
+		}
+	}
 	n := 0
 	for id, e := range m.producers {
 		if e.currentTxnFirstOffset < 0 && nowMs-e.lastTimestamp >= m.expirationMs {
@@ -393,7 +595,7 @@ func (m *producerStateManager) takeSnapshot(offset int64, sync bool) error {
 // below maxOffset and returns its offset; unreadable snapshots are deleted.
 // With no usable snapshot the state is empty and ok is false.
 func (m *producerStateManager) loadLatestSnapshot(maxOffset int64) (offset int64, ok bool, err error) {
-	m.producers = make(map[int64]*producerEntry)
+	m.setProducers(make(map[int64]*producerEntry))
 	offs, err := m.snapshotOffsets()
 	if err != nil {
 		return 0, false, err
@@ -406,7 +608,7 @@ func (m *producerStateManager) loadLatestSnapshot(maxOffset int64) (offset int64
 		if err == nil {
 			var producers map[int64]*producerEntry
 			if producers, err = decodeSnapshot(data); err == nil {
-				m.producers = producers
+				m.setProducers(producers)
 				return offs[i], true, nil
 			}
 		}

@@ -185,10 +185,10 @@ func TestSnapshotEncodingRoundTrip(t *testing.T) {
 	m := newProducerStateManager(t.TempDir(), 1000)
 	for i := 0; i < 7; i++ {
 		h := record.Header{BaseOffset: int64(i * 2), LastOffsetDelta: 1, ProducerID: 11, ProducerEpoch: 2, BaseSequence: int32(i * 2), MaxTimestamp: int64(i)}
-		m.update(&h)
+		m.update(&h, nil)
 	}
 	txn := record.Header{BaseOffset: 20, ProducerID: 12, ProducerEpoch: 0, BaseSequence: 0, Attributes: 0x10 /* KIP-98 transactional bit */}
-	m.update(&txn)
+	m.update(&txn, nil)
 	got, err := decodeSnapshot(m.encodeSnapshot())
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,10 @@ const (
 	snapshotFileSuffix  = ".snapshot"
 )
 
+// segmentFileSuffixes are the files of one segment, each removed, renamed
+// and deleted with it.
+var segmentFileSuffixes = []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix, txnIndexFileSuffix}
+
 // segmentFileName is Kafka's naming: the base offset zero-padded to 20 digits.
 func segmentFileName(dir string, baseOffset int64, suffix string) string {
 	return filepath.Join(dir, fmt.Sprintf("%020d%s", baseOffset, suffix))
@@ -50,7 +54,9 @@ type segmentFile = vfs.File
 // offset and time indexes.
 //
 // On disk: <base>.log is a plain concatenation of v2 record batches as
-// received (with broker-assigned base offset and leader epoch).
+// received (with broker-assigned base offset and leader epoch);
+// <base>.txnindex (txn_index.go) lists the transactions aborted by markers
+// in it.
 //
 // Thread-safety: the log's append lock serializes every mutation (append,
 // truncate, recover, roll bookkeeping). Readers may call read, findBatch and
@@ -64,6 +70,7 @@ type segment struct {
 	log          segmentFile
 	offsetIndex  *offsetIndex
 	timeIndex    *timeIndex
+	txn          *txnIndex
 	created      time.Time
 	rollJitterMs int64
 
@@ -84,7 +91,7 @@ type segment struct {
 
 // createSegment creates a fresh, empty segment, replacing any leftovers.
 func createSegment(fs vfs.FS, dir string, baseOffset int64, cfg *Config, now time.Time) (*segment, error) {
-	for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {
+	for _, suf := range segmentFileSuffixes {
 		if err := fs.Remove(segmentFileName(dir, baseOffset, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
@@ -139,9 +146,18 @@ func openSegment(fs vfs.FS, dir string, baseOffset int64, cfg *Config, now time.
 	if err != nil {
 		indexesOK = false
 	}
-	// A missing index file (never written, or lost) is rebuilt.
+	// A missing index file (never written, or lost) is rebuilt. A missing
+	// transaction index is a segment without aborted transactions.
 	indexesOK = indexesOK && oi.file.existed && ti.file.existed
-	s.offsetIndex, s.timeIndex = oi, ti
+	txn, txnOK, err := openTxnIndex(fs, segmentFileName(dir, baseOffset, txnIndexFileSuffix), math.MaxInt64)
+	if err != nil {
+		f.Close()
+		oi.file.close()
+		ti.file.close()
+		return nil, false, err
+	}
+	indexesOK = indexesOK && txnOK
+	s.offsetIndex, s.timeIndex, s.txn = oi, ti, txn
 	return s, indexesOK, nil
 }
 
@@ -461,6 +477,9 @@ func (s *segment) truncateTo(offset int64) (int64, error) {
 	if err := s.timeIndex.truncateTo(offset); err != nil {
 		return 0, err
 	}
+	if err := s.txn.truncateTo(offset); err != nil {
+		return 0, err
+	}
 	if err := s.log.Truncate(pos); err != nil {
 		return 0, err
 	}
@@ -542,6 +561,9 @@ func (s *segment) flush() error {
 	if err := s.offsetIndex.flush(true); err != nil {
 		return err
 	}
+	if err := s.txn.flush(); err != nil {
+		return err
+	}
 	return s.timeIndex.flush(true)
 }
 
@@ -577,6 +599,9 @@ func (s *segment) renameForDeletion() error {
 	if err := s.offsetIndex.file.rename(segmentFileName(s.dir, s.baseOffset, indexFileSuffix+deletedFileSuffix)); err != nil {
 		return err
 	}
+	if err := s.txn.rename(segmentFileName(s.dir, s.baseOffset, txnIndexFileSuffix+deletedFileSuffix)); err != nil {
+		return err
+	}
 	return s.timeIndex.file.rename(segmentFileName(s.dir, s.baseOffset, timeIndexFileSuffix+deletedFileSuffix))
 }
 
@@ -586,7 +611,7 @@ func (s *segment) removeFiles() error {
 	s.closeNoFlush()
 	var err error
 	// Only the .deleted names: a new segment may already reuse the base name.
-	for _, suf := range []string{logFileSuffix, indexFileSuffix, timeIndexFileSuffix} {
+	for _, suf := range segmentFileSuffixes {
 		if e := s.fs.Remove(segmentFileName(s.dir, s.baseOffset, suf+deletedFileSuffix)); e != nil && !errors.Is(e, os.ErrNotExist) && err == nil {
 			err = e
 		}
@@ -595,8 +620,9 @@ func (s *segment) removeFiles() error {
 }
 
 // scanHeaders walks the batch headers from position from to the end of the
-// segment with one buffered sequential read, calling fn for each.
-func (s *segment) scanHeaders(from int64, fn func(h *record.Header) error) error {
+// segment with one buffered sequential read, calling fn for each with the
+// batch's position.
+func (s *segment) scanHeaders(from int64, fn func(h *record.Header, pos int64) error) error {
 	size := s.size.Load()
 	if from >= size {
 		return nil
@@ -611,7 +637,7 @@ func (s *segment) scanHeaders(from int64, fn func(h *record.Header) error) error
 		if err != nil {
 			return err
 		}
-		if err := fn(&h); err != nil {
+		if err := fn(&h, pos); err != nil {
 			return err
 		}
 		if _, err := r.Discard(h.TotalSize() - record.BatchHeaderSize); err != nil {
