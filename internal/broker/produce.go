@@ -292,7 +292,7 @@ func (b *Broker) verifyProduceTransactions(ctx context.Context, img *metadata.Im
 				continue
 			}
 			key := [2]int{ti, pi}
-			guard, needed := p.StartTransactionVerification(h.ProducerID, h.ProducerEpoch)
+			guard, needed := p.StartTransactionVerification(h.ProducerID, h.ProducerEpoch, req.Version >= firstAddPartitionProduceVersion)
 			if !needed {
 				out[key] = txnVerification{guard: guard}
 				continue

@@ -132,7 +132,7 @@ func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, img *metadata.Image,
 	if p == nil || !p.IsLeader() {
 		return storage.NoVerification, nil // likewise: NOT_COORDINATOR
 	}
-	guard, needed := p.StartTransactionVerification(req.ProducerID, req.ProducerEpoch)
+	guard, needed := p.StartTransactionVerification(req.ProducerID, req.ProducerEpoch, version >= 5)
 	if !needed {
 		return guard, nil
 	}

@@ -177,8 +177,8 @@ func (p *Partition) AppendTxn(data []byte, acks int16, produceVersion int16, txn
 
 // StartTransactionVerification begins the KIP-890 check of a producer's
 // transactional append here (storage.Log.StartTransactionVerification).
-func (p *Partition) StartTransactionVerification(producerID int64, producerEpoch int16) (storage.VerificationGuard, bool) {
-	return p.log.StartTransactionVerification(producerID, producerEpoch)
+func (p *Partition) StartTransactionVerification(producerID int64, producerEpoch int16, epochBump bool) (storage.VerificationGuard, bool) {
+	return p.log.StartTransactionVerification(producerID, producerEpoch, epochBump)
 }
 
 // AppendMarker writes a transaction marker (WriteTxnMarkers) as the

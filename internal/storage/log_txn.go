@@ -150,11 +150,12 @@ func (l *Log) AbortedTransactions(from, upTo int64) []AbortedTxn {
 // transactional append: it returns the guard to append with once the
 // coordinator confirmed the transaction, and whether the coordinator must
 // be asked (not when the producer's transaction is already open here at
-// that epoch).
-func (l *Log) StartTransactionVerification(producerID int64, producerEpoch int16) (VerificationGuard, bool) {
+// that epoch). epochBump says the producer is at transaction.version 2
+// (Produce v12+, TxnOffsetCommit v5+).
+func (l *Log) StartTransactionVerification(producerID int64, producerEpoch int16, epochBump bool) (VerificationGuard, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.mu.producers.startVerification(producerID, producerEpoch, l.now().UnixMilli())
+	return l.mu.producers.startVerification(producerID, producerEpoch, epochBump, l.now().UnixMilli())
 }
 
 // ProducerState describes one active producer of the partition, as

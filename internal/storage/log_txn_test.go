@@ -105,7 +105,7 @@ func TestTransactionalRulesOnAppend(t *testing.T) {
 		}
 	}
 
-	g, needed := l.StartTransactionVerification(7, 0)
+	g, needed := l.StartTransactionVerification(7, 0, false)
 	if !needed {
 		t.Fatal("no open transaction, yet no verification needed")
 	}
@@ -118,7 +118,7 @@ func TestTransactionalRulesOnAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The transaction is open: later batches need no check.
-	g2, needed := l.StartTransactionVerification(7, 0)
+	g2, needed := l.StartTransactionVerification(7, 0, false)
 	if needed {
 		t.Fatal("open transaction needs verification")
 	}
@@ -279,7 +279,7 @@ func TestProducerExpirationKeepsOpenTransactions(t *testing.T) {
 	defer l.Close()
 	mustAppend(t, l, txnData(7, 0, 0, 1), 0)                                                                       // open, old timestamps
 	mustAppend(t, l, testBatch{records: 1, firstTs: 1000, producerID: 8, producerEpoch: 0, baseSeq: 0}.build(), 0) // idle
-	g, _ := l.StartTransactionVerification(9, 0)
+	g, _ := l.StartTransactionVerification(9, 0, false)
 	clock.ms += 2000
 	if n := l.RemoveExpiredProducers(); n != 1 {
 		t.Fatalf("%d producers expired, want 1 (producer 8)", n)
@@ -308,17 +308,18 @@ func TestProducerExpirationKeepsOpenTransactions(t *testing.T) {
 func TestNewEpochNeedsItsOwnVerification(t *testing.T) {
 	l := openTestLog(t, t.TempDir(), testConfig(), OpenOptions{})
 	defer l.Close()
-	g, _ := l.StartTransactionVerification(7, 0)
+	g, _ := l.StartTransactionVerification(7, 0, false)
 	if _, _, err := l.AppendTxnUnflushed(txnData(7, 0, 0, 1), 0, TxnAppend{Guard: g}); err != nil {
 		t.Fatal(err)
 	}
-	if _, needed := l.StartTransactionVerification(7, 0); needed {
+	if _, needed := l.StartTransactionVerification(7, 0, false); needed {
 		t.Fatal("the open transaction's epoch needs verification")
 	}
-	g1, needed := l.StartTransactionVerification(7, 1)
+	g1, needed := l.StartTransactionVerification(7, 1, false)
 	if !needed {
 		t.Fatal("a later epoch's batch was taken as part of the open transaction")
 	}
+	// (A transaction.version 1 guard: the marker below ends it.)
 	if _, _, err := l.AppendTxnUnflushed(txnData(7, 1, 0, 1), 0, TxnAppend{Guard: verifiedOngoing}); !errors.Is(err, kerr.InvalidTxnState) {
 		t.Fatalf("unverified batch of a new epoch: %v, want INVALID_TXN_STATE", err)
 	}
@@ -326,7 +327,7 @@ func TestNewEpochNeedsItsOwnVerification(t *testing.T) {
 	if _, _, err := l.AppendTxnUnflushed(txnData(7, 1, 0, 1), 0, TxnAppend{Guard: g1}); !errors.Is(err, kerr.InvalidTxnState) {
 		t.Fatalf("a guard from before the marker: %v, want INVALID_TXN_STATE", err)
 	}
-	g2, _ := l.StartTransactionVerification(7, 1)
+	g2, _ := l.StartTransactionVerification(7, 1, false)
 	if _, _, err := l.AppendTxnUnflushed(txnData(7, 1, 0, 1), 0, TxnAppend{Guard: g2}); err != nil {
 		t.Fatalf("verified batch of the new transaction: %v", err)
 	}
@@ -356,5 +357,35 @@ func TestTruncationReopensTransactions(t *testing.T) {
 	l.AdvanceHighWatermark(l.LogEndOffset())
 	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 1 || got[0].FirstOffset != first {
 		t.Fatalf("aborted transactions after the marker came back: %+v", got)
+	}
+}
+
+// TestTV2VerificationSurvivesTheMarkerOfItsEpoch (KIP-890 part 2): at
+// transaction.version 2 the previous transaction's marker carries the
+// bumped epoch the next transaction uses. A verification of that epoch,
+// begun before the marker was written and granted by the coordinator once
+// the previous transaction was complete, is the next transaction's: the
+// marker leaves it, and the append it guards opens the transaction. A
+// marker of another epoch still ends it.
+func TestTV2VerificationSurvivesTheMarkerOfItsEpoch(t *testing.T) {
+	l := openTestLog(t, t.TempDir(), testConfig(), OpenOptions{})
+	defer l.Close()
+	g, _ := l.StartTransactionVerification(7, 0, true)
+	if _, _, err := l.AppendTxnUnflushed(txnData(7, 0, 0, 1), 0, TxnAppend{Guard: g}); err != nil {
+		t.Fatal(err)
+	}
+	g1, needed := l.StartTransactionVerification(7, 1, true)
+	if !needed {
+		t.Fatal("a later epoch's batch was taken as part of the open transaction")
+	}
+	mustAppend(t, l, marker(t, 7, 1, true, 0), 0) // the previous transaction's marker, at the bumped epoch
+	if _, _, err := l.AppendTxnUnflushed(txnData(7, 1, 0, 1), 0, TxnAppend{Guard: g1}); err != nil {
+		t.Fatalf("a tv2 guard of the marker's epoch: %v", err)
+	}
+	mustAppend(t, l, marker(t, 7, 2, false, 0), 0)
+	g2, _ := l.StartTransactionVerification(7, 3, true)
+	mustAppend(t, l, marker(t, 7, 2, false, 0), 0) // a retried marker of an older epoch
+	if _, _, err := l.AppendTxnUnflushed(txnData(7, 3, 0, 1), 0, TxnAppend{Guard: g2}); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("a guard across a marker of another epoch: %v, want INVALID_TXN_STATE", err)
 	}
 }

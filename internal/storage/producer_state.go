@@ -109,6 +109,11 @@ type producerStateManager struct {
 type verification struct {
 	guard VerificationGuard
 	atMs  int64
+	// epoch is the producer epoch verified, and epochBump whether the
+	// producer is at transaction.version 2 (KIP-890 part 2), whose markers
+	// carry the epoch its next transaction uses.
+	epoch     int16
+	epochBump bool
 }
 
 // VerificationGuard ties a transactional append to the coordinator check
@@ -200,15 +205,21 @@ func (m *producerStateManager) lastStableOffsetAfter(t completedTxn) int64 {
 // startVerification returns the guard for producerID's next transactional
 // append, and whether the coordinator must be asked at all: a producer
 // whose transaction is already open here was verified when it began.
-func (m *producerStateManager) startVerification(producerID int64, epoch int16, nowMs int64) (VerificationGuard, bool) {
+func (m *producerStateManager) startVerification(producerID int64, epoch int16, epochBump bool, nowMs int64) (VerificationGuard, bool) {
 	if m.openAt(producerID, epoch) {
 		return verifiedOngoing, false
 	}
 	if v, ok := m.verified[producerID]; ok {
+		// The guard is reused; it now speaks for the latest epoch asked
+		// about (Kafka's maybeUpdateLowestSequenceAndEpoch).
+		if epoch > v.epoch {
+			v.epoch, v.epochBump = epoch, epochBump
+			m.verified[producerID] = v
+		}
 		return v.guard, true
 	}
 	m.lastGuard++
-	m.verified[producerID] = verification{guard: m.lastGuard, atMs: nowMs}
+	m.verified[producerID] = verification{guard: m.lastGuard, atMs: nowMs, epoch: epoch, epochBump: epochBump}
 	return m.lastGuard, true
 }
 
@@ -370,7 +381,15 @@ func (m *producerStateManager) update(h *record.Header, marker *record.Marker) (
 		e.currentTxnFirstOffset = -1
 		e.lastTimestamp = h.MaxTimestamp
 		delete(m.ongoing, h.ProducerID)
-		delete(m.verified, h.ProducerID)
+		// At transaction.version 2 the marker carries the bumped epoch
+		// the producer's next transaction uses: a verification of that
+		// epoch was made for the next transaction, which the coordinator
+		// let start only once this one was complete, so the marker leaves
+		// it in place (as Kafka's UnifiedLog does). Any other marker ends
+		// what was verified.
+		if v, ok := m.verified[h.ProducerID]; !ok || !v.epochBump || v.epoch != h.ProducerEpoch {
+			delete(m.verified, h.ProducerID)
+		}
 		// A marker with no open transaction (a retried marker, an abort
 		// of a transaction that wrote nothing here) completes nothing.
 		return t, t.firstOffset >= 0
