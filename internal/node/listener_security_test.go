@@ -25,8 +25,8 @@ func TestListenerSecurityRefusals(t *testing.T) {
 		want  string
 	}{
 		{"SSL without a key store", map[string]string{"listeners": "SSL://127.0.0.1:9093"}, "listener SSL (SSL): an SSL listener needs a key store"},
-		{"SASL with Kafka's default mechanism", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093"}, "GSSAPI: SASL mechanism GSSAPI is not supported yet"},
-		{"OAUTHBEARER", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "sasl.enabled.mechanisms": "OAUTHBEARER"}, "OAUTHBEARER is not supported yet"},
+		{"SASL with Kafka's default mechanism", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093"}, "GSSAPI: sasl.jaas.config must name com.sun.security.auth.module.Krb5LoginModule"},
+		{"OAUTHBEARER without its login module", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "sasl.enabled.mechanisms": "OAUTHBEARER"}, "OAUTHBEARER: sasl.jaas.config must name org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"},
 		{"unknown mechanism", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "sasl.enabled.mechanisms": "DIGEST-MD5"}, `unknown SASL mechanism "DIGEST-MD5"`},
 		{"PLAIN without JAAS", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "sasl.enabled.mechanisms": "PLAIN"}, "PLAIN needs a JAAS configuration"},
 		{"PLAIN with the wrong login module", map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093", "sasl.enabled.mechanisms": "PLAIN",
