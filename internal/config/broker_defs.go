@@ -28,7 +28,9 @@ var VltavaDefaults = map[string]string{
 // keeps Kafka's defaults, so __consumer_offsets is never silently cut to one
 // replica there.
 var singleNodeDefaults = map[string]string{
-	"offsets.topic.replication.factor": "1",
+	"offsets.topic.replication.factor":         "1",
+	"transaction.state.log.replication.factor": "1",
+	"transaction.state.log.min.isr":            "1",
 }
 
 // defaultProtocolMap is Kafka's default listener.security.protocol.map: every

@@ -41,9 +41,9 @@ func TestZeroConfigDefaults(t *testing.T) {
 		{"num.partitions", b.NumPartitions, int32(1)},
 		// The single-voter quorum rule (singleNodeDefaults).
 		{"offsets.topic.replication.factor", b.OffsetsTopicReplicationFactor, int16(1)},
+		{"transaction.state.log.replication.factor", b.TransactionStateLogReplicationFactor, int16(1)},
+		{"transaction.state.log.min.isr", b.TransactionStateLogMinISR, int32(1)},
 		// Kafka's own defaults.
-		{"transaction.state.log.replication.factor", b.TransactionStateLogReplicationFactor, int16(3)},
-		{"transaction.state.log.min.isr", b.TransactionStateLogMinISR, int32(2)},
 		{"log.segment.bytes", b.LogSegmentBytes, int32(1 << 30)},
 		{"log.roll", b.LogRollMs, int64(168 * hourMs)},
 		{"log.retention", b.LogRetentionMs, int64(168 * hourMs)},

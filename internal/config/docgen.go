@@ -33,7 +33,7 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("\n`controller.quorum.voters` and `controller.quorum.bootstrap.servers` are empty by\n")
 	b.WriteString("default, meaning a single-node quorum made of this node; `log.dir` is honoured when\n")
 	b.WriteString("`log.dirs` is not set.\n\n")
-	b.WriteString("Internal topics keep Kafka's defaults (`offsets.topic.replication.factor=3`), with one\n")
+	b.WriteString("Internal topics keep Kafka's defaults (`offsets.topic.replication.factor=3`, `transaction.state.log.replication.factor=3`), with one\n")
 	b.WriteString("zero-config rule: a node that is a single-voter quorum of itself (`process.roles`\n")
 	b.WriteString("includes `controller`, and `controller.quorum.voters` and\n")
 	b.WriteString("`controller.quorum.bootstrap.servers` are empty) uses these defaults\n")
