@@ -158,6 +158,14 @@ type Broker struct {
 	ProducerIDExpirationMs                    int32 `config:"producer.id.expiration.ms"`
 	ProducerIDExpirationCheckIntervalMs       int32 `config:"producer.id.expiration.check.interval.ms"`
 
+	// Observability (Vltava's own keys, observability.go).
+	AdminListeners                     []HTTPListener `config:"admin.listeners"`
+	AdminPprofEnable                   bool           `config:"admin.pprof.enable"`
+	MetricsPartitionLevel              string         `config:"metrics.partition.level"` // partition, topic or broker
+	MetricsConsumerLagSampleIntervalMs int64          `config:"metrics.consumer.lag.sample.interval.ms"`
+	LogFormat                          string         `config:"log.format"` // text or json
+	LogRequestSampleRate               float64        `config:"log.request.sample.rate"`
+
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
 	Raw map[string]string
@@ -429,6 +437,7 @@ func (b *Broker) fill() error {
 	b.TransactionPartitionVerificationEnable = boolean("transaction.partition.verification.enable")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
+	b.fillObservability(str)
 
 	// log.dirs wins over log.dir; Vltava's ./data default applies only when
 	// neither is set.
