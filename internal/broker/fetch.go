@@ -47,6 +47,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -130,6 +131,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 				return resp, nil
 			}
 			resp.Topics = out
+			countFetched(img, out, regions, reader.replicaID >= 0)
 			if r.Version >= 16 {
 				b.addFetchLeaderHints(img, resp, listenerOf(r))
 			}
@@ -148,11 +150,13 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 			continue
 		}
 		timer := time.NewTimer(wait)
+		metrics.FetchParked()
 		select {
 		case <-waiter.C:
 		case <-timer.C:
 		case <-ctx.Done():
 		}
+		metrics.FetchUnparked()
 		timer.Stop()
 	}
 }

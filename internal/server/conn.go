@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/security"
 )
 
@@ -72,6 +74,8 @@ func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
 // request returns. readLoop holds at most one frame beyond the one being
 // handled, which bounds a pipelining client's memory here.
 func (c *conn) serve() {
+	metrics.ConnectionOpened(c.info.Listener)
+	defer metrics.ConnectionClosed(c.info.Listener)
 	go c.writeLoop()
 	frames := make(chan []byte)
 	readDone := make(chan struct{})
@@ -221,8 +225,12 @@ func (c *conn) handleFrame(frame []byte) (keepOpen bool) {
 		Conn:          &c.info,
 		Received:      received,
 	}
+	metrics.RequestStarted()
 	resp, err := c.callHandler(r)
+	metrics.RequestDone(h.key, version, time.Since(received))
+	c.maybeLogRequest(r, len(frame), received)
 	if err != nil {
+		metrics.RequestFailed(h.key)
 		c.log.Warn("closing connection", "api", kmsg.NameForKey(h.key), "version", version, "err", err)
 		return false
 	}

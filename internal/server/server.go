@@ -38,6 +38,9 @@ type Config struct {
 	// socket.receive.buffer.bytes: SO_SNDBUF / SO_RCVBUF of accepted
 	// connections; zero or -1 keeps the operating system's.
 	SendBuffer, ReceiveBuffer int
+	// RequestLogSampleRate is log.request.sample.rate: the fraction of
+	// requests logged at debug level (request_log.go).
+	RequestLogSampleRate float64
 }
 
 // Server owns the listeners and their connections.
