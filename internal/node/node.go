@@ -79,6 +79,9 @@ type Node struct {
 	ready        chan struct{}
 	// dirs tracks failed log dirs (dir_failure.go).
 	dirs dirFailures
+	// obs is the admin listener and its metrics (observability.go); nil
+	// without admin.listeners.
+	obs *observability
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -296,6 +299,8 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Limits:         limits,
 		SendBuffer:     int(cfg.SocketSendBufferBytes),
 		ReceiveBuffer:  int(cfg.SocketReceiveBufferBytes),
+
+		RequestLogSampleRate: cfg.LogRequestSampleRate,
 	}, b, log.With("component", "server"))
 	n.connQuotasMu.Lock()
 	n.server, n.connQuotas = srv, quotas0
@@ -307,6 +312,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 	for name, addr := range n.server.Addrs() {
 		log.Info("listening", "listener", name, "addr", addr.String())
+	}
+	if err := n.startObservability(); err != nil {
+		return nil, err
 	}
 	if isController(cfg) {
 		// Before registering: the other brokers (and this one) register
@@ -400,6 +408,9 @@ func (n *Node) startControllerOnly() error {
 		Logger:       n.log.With("component", "broker"),
 	})
 	if err := n.serveControllerAPIs(b); err != nil {
+		return err
+	}
+	if err := n.startObservability(); err != nil {
 		return err
 	}
 	close(n.ready)
@@ -686,6 +697,7 @@ func (n *Node) closeAll(controlled bool) error {
 		}
 		n.lifecycle.Close()
 	}
+	errs = append(errs, n.closeObservability())
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
 	}
