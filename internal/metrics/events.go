@@ -18,7 +18,7 @@ var (
 	parkedProduces         atomic.Int64
 
 	// labelled counters: (listener, mechanism) and (quota type) keyed.
-	labelledMu sync.Mutex // guards authFailures, authSuccesses, throttles and connections; never held on a request path longer than a map update
+	labelledMu    sync.Mutex // guards authFailures, authSuccesses, throttles and connections; never held on a request path longer than a map update
 	authFailures  = map[[2]string]uint64{}
 	authSuccesses = map[[2]string]uint64{}
 	throttles     = map[string]*throttleStats{}

@@ -47,4 +47,3 @@ func (h *histogram) snapshot() (count uint64, sumMs float64, buckets map[float64
 
 // empty reports whether nothing was observed.
 func (h *histogram) empty() bool { return h.count.Load() == 0 }
-
