@@ -217,6 +217,8 @@ type Node struct {
 	c       *Cluster
 	dataDir string
 	output  *capturedOutput
+	// admin is the node's admin listener (/metrics), metrics_test.go.
+	admin string
 
 	mu struct {
 		sync.Mutex
@@ -254,7 +256,8 @@ func StartCluster(t testing.TB, opts ...Option) *Cluster {
 	c := &Cluster{t: t, bin: bin, topo: o.topo, opts: o}
 	root := t.TempDir()
 	for id := int32(1); id <= int32(o.nodes); id++ {
-		c.nodes = append(c.nodes, &Node{ID: id, c: c, dataDir: filepath.Join(root, fmt.Sprintf("node-%d", id)), output: &capturedOutput{}})
+		c.nodes = append(c.nodes, &Node{ID: id, c: c, dataDir: filepath.Join(root, fmt.Sprintf("node-%d", id)), output: &capturedOutput{},
+			admin: freeport.Addr(t)})
 	}
 	t.Cleanup(c.cleanup)
 	t.Logf("starting %d-node cluster (%s)", o.nodes, o.topo.describe())
@@ -453,6 +456,7 @@ func (c *Cluster) config(n *Node) [][2]string {
 		{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"},
 		{quorumKey, quorumValue},
 		{"log.dirs", strings.Join(n.LogDirs(), ",")},
+		{"admin.listeners", "http://" + n.admin},
 	}
 	kv = append(kv, baseOverrides...)
 	return append(kv, c.opts.overrides...)
