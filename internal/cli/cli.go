@@ -59,6 +59,7 @@ func Commands() []*cobra.Command {
 		newDeleteRecordsCommand(),
 		newDumpLogCommand(),
 		newFeaturesCommand(),
+		newVerifyCommand(),
 	}
 	for _, c := range cmds {
 		addGlobalFlags(c)

@@ -154,6 +154,8 @@ type clusterOptions struct {
 	logDirs int
 	// faultTrigger sets the storage fault test hook (Node.FaultTriggerFile).
 	faultTrigger bool
+	// env is added to every node's environment (WithEnv).
+	env []string
 	// dynamic forms the quorum the KIP-853 way (WithDynamicQuorum); the
 	// nodes in later are formatted to join later and not started.
 	dynamic bool
@@ -184,6 +186,12 @@ func WithLogDirs(n int) Option { return func(o *clusterOptions) { o.logDirs = n 
 // WithFaultTrigger enables the storage fault-injection test hook on every
 // node: I/O under the dirs listed in Node.FaultTriggerFile fails.
 func WithFaultTrigger() Option { return func(o *clusterOptions) { o.faultTrigger = true } }
+
+// WithEnv sets an environment variable of every node (a test hook such as
+// broker.DropAckedWritesEnv).
+func WithEnv(key, value string) Option {
+	return func(o *clusterOptions) { o.env = append(o.env, key+"="+value) }
+}
 
 // WithDynamicQuorum configures every node with
 // controller.quorum.bootstrap.servers (the initial controllers' endpoints)
@@ -707,6 +715,12 @@ func (n *Node) exec() error {
 	cmd := n.c.topo.command(n.ID, n.c.bin, n.c.args(n))
 	if n.c.opts.faultTrigger {
 		cmd.Env = append(os.Environ(), "VLTAVA_TEST_FAULT_TRIGGER_FILE="+n.FaultTriggerFile())
+	}
+	if len(n.c.opts.env) > 0 {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, n.c.opts.env...)
 	}
 	cmd.Stdout = n.output
 	cmd.Stderr = n.output
