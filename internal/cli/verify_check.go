@@ -52,9 +52,9 @@ var verifyKinds = []string{anomalyLost, anomalyDuplicated, anomalyReordered, ano
 
 // verifyResult is the checker's outcome.
 type verifyResult struct {
-	Acknowledged int64           `json:"acknowledged"`
-	Aborted      int64           `json:"aborted"`
-	Read         int64           `json:"read"`
+	Acknowledged int64 `json:"acknowledged"`
+	Aborted      int64 `json:"aborted"`
+	Read         int64 `json:"read"`
 	// Unacknowledged counts records read whose send failed or timed out:
 	// Kafka allows them (the write may land after the client gave up), so
 	// they are not anomalies.

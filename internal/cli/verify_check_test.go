@@ -7,7 +7,7 @@ func TestCheckHistoryFindsEachAnomaly(t *testing.T) {
 		{Producer: 0, Seq: 0, Partition: 0, Offset: 0},
 		{Producer: 0, Seq: 1, Partition: 0, Offset: 1},
 		{Producer: 0, Seq: 2, Partition: 0, Offset: 2},
-		{Producer: 0, Seq: 3, Partition: 0, Offset: 3},  // lost
+		{Producer: 0, Seq: 3, Partition: 0, Offset: 3}, // lost
 		{Producer: 1, Seq: 0, Partition: 1, Offset: 0, Aborted: true},
 		{Producer: 1, Seq: 1, Partition: 1, Offset: 5}, // read at 1: offset mismatch
 	}
