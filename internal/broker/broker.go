@@ -66,6 +66,10 @@ type Broker struct {
 	// (listener_scope.go).
 	interBrokerListener string
 
+	// loggers are the node's loggers (broker_logger.go); nil: broker
+	// logger configs are refused.
+	loggers LoggerLevels
+
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
 
@@ -96,6 +100,8 @@ type Options struct {
 	// nil: unlimited.
 	LeaderQuota ReplicationQuota
 	Logger      *slog.Logger
+	// Loggers, if set, serves the broker-logger configs (broker_logger.go).
+	Loggers LoggerLevels
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -133,6 +139,7 @@ func New(o Options) *Broker {
 		kraftVersion:  o.KRaftVersion,
 		ready:         o.Ready,
 		leaderQuota:   o.LeaderQuota,
+		loggers:       o.Loggers,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),

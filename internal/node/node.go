@@ -274,6 +274,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Ready:        n.ready,
 		LeaderQuota:  quotas.Leader,
 		Logger:       log.With("component", "broker"),
+		Loggers:      loggerLevels(log),
 	})
 	var lcs []server.ListenerConfig
 	for _, l := range cfg.Listeners {

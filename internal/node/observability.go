@@ -2,12 +2,15 @@ package node
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/pprof"
 	"time"
 
+	"github.com/vltava/vltava/internal/broker"
 	"github.com/vltava/vltava/internal/httpapi"
 	"github.com/vltava/vltava/internal/lag"
+	"github.com/vltava/vltava/internal/logging"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/metrics/state"
@@ -70,6 +73,16 @@ func (n *Node) startObservability() error {
 		o.lag.Start()
 	}
 	n.obs = o
+	return nil
+}
+
+// loggerLevels are the levels behind the node's logger for the
+// broker-logger configs, nil when the logger was not made by
+// internal/logging (then they are refused).
+func loggerLevels(log *slog.Logger) broker.LoggerLevels {
+	if lv := logging.LevelsOf(log); lv != nil {
+		return lv
+	}
 	return nil
 }
 
