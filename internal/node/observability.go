@@ -58,6 +58,13 @@ func (n *Node) startObservability() error {
 		o.http.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		o.http.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
+	// A deleted topic's BrokerTopicMetrics go with it, as Kafka removes
+	// its MBeans.
+	n.meta.Subscribe(func(old, img *metadata.Image) {
+		if old == nil || old.NumTopics() != img.NumTopics() {
+			metrics.ForgetTopicsExcept(func(t string) bool { _, ok := img.Topic(t); return ok })
+		}
+	})
 	if err := o.http.Start(); err != nil {
 		if _, set := n.cfg.Raw["admin.listeners"]; set {
 			return err
