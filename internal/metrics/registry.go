@@ -1,11 +1,10 @@
 package metrics
 
 import (
-	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Level is metrics.partition.level: how much per-topic and per-partition
@@ -41,6 +40,9 @@ func (l Level) PerPartition() bool { return l == LevelPartition }
 type Registry struct {
 	reg   *prometheus.Registry
 	level Level
+
+	mu      sync.Mutex // guards writers
+	writers []FamilyWriter
 }
 
 // NewRegistry returns a registry with the runtime, process, request, topic
@@ -65,12 +67,3 @@ func (r *Registry) Register(c prometheus.Collector) error { return r.reg.Registe
 
 // Gatherer is the registry for tests and in-process readers.
 func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
-
-// Handler serves /metrics: Prometheus text, or OpenMetrics when the
-// scraper asks for it (Accept: application/openmetrics-text).
-func (r *Registry) Handler() http.Handler {
-	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{
-		EnableOpenMetrics: true,
-		ErrorHandling:     promhttp.ContinueOnError,
-	})
-}

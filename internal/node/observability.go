@@ -38,7 +38,9 @@ func (n *Node) startObservability() error {
 		NodeID:   n.cfg.NodeID,
 	})
 	if n.partitions != nil {
-		o.metrics.Register(&state.Partitions{All: n.partitions.All, Level: o.metrics.Level()})
+		parts := &state.Partitions{All: n.partitions.All, Level: o.metrics.Level()}
+		o.metrics.Register(parts)
+		o.metrics.AddFamilyWriter(parts)
 		o.lag = lag.NewEvaluator(&lag.Computer{Groups: n.groups, Partitions: n.partitions},
 			time.Duration(n.cfg.MetricsConsumerLagSampleIntervalMs)*time.Millisecond)
 		o.metrics.Register(&lag.Collector{Evaluator: o.lag, PerPartition: o.metrics.Level().PerPartition()})
