@@ -109,7 +109,7 @@ func (r *Registry) Handler() http.Handler {
 		if openMetrics {
 			body = bytes.TrimSuffix(body, []byte(eof))
 		}
-		out := w.(http.ResponseWriter)
+		out := w
 		var gz *gzip.Writer
 		if strings.Contains(req.Header.Get("Accept-Encoding"), "gzip") {
 			w.Header().Set("Content-Encoding", "gzip")
