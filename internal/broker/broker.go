@@ -69,6 +69,9 @@ type Broker struct {
 	// loggers are the node's loggers (broker_logger.go); nil: broker
 	// logger configs are refused.
 	loggers LoggerLevels
+	// telemetry receives client metrics; nil: the KIP-714 APIs are not
+	// advertised.
+	telemetry TelemetryReceiver
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
@@ -102,6 +105,9 @@ type Options struct {
 	Logger      *slog.Logger
 	// Loggers, if set, serves the broker-logger configs (broker_logger.go).
 	Loggers LoggerLevels
+	// Telemetry, if set (telemetry.enable), receives client metrics
+	// (KIP-714, get_telemetry_subscriptions.go).
+	Telemetry TelemetryReceiver
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -140,6 +146,7 @@ func New(o Options) *Broker {
 		ready:         o.Ready,
 		leaderQuota:   o.LeaderQuota,
 		loggers:       o.Loggers,
+		telemetry:     o.Telemetry,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),

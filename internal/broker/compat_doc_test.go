@@ -37,6 +37,7 @@ const (
 	suiteVisible = "kcat against every node of a three-node cluster (`test/cluster/visibility_test.go`)"
 	suiteQuorum  = "quorum: in-process dynamic quorum (`internal/metadata/quorum/raft_voters_test.go`)"
 	suiteCluster = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
+	suiteTelem   = "franz-go client metrics (`test/compat/telemetry_test.go`), receiver (`internal/telemetry`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -109,6 +110,10 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
 	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only); GROUP resources (32) take the KIP-848 consumer group keys, within the group.consumer.min/max bounds (INVALID_CONFIG with Kafka's message), for groups that need not exist; share.* keys are INVALID_CONFIG; BROKER_LOGGER resources (8) SET or DELETE a logger's level on the broker itself (never forwarded), APPEND/SUBTRACT are INVALID_REQUEST",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go"), suiteCLI}},
+	kmsg.GetTelemetrySubscriptions: {"KIP-714, only with telemetry.enable (else not advertised): one subscription from telemetry.subscription.* for every client, a client instance id assigned when the client has none, gzip and zstd accepted",
+		[]string{suiteTelem}},
+	kmsg.PushTelemetry: {"KIP-714, only with telemetry.enable: OTLP MetricsData (gauges and sums) re-exported on /metrics; UNKNOWN_SUBSCRIPTION_ID, TELEMETRY_TOO_LARGE (telemetry.max.bytes), UNSUPPORTED_COMPRESSION_TYPE, INVALID_RECORD, INVALID_REQUEST after a terminating push",
+		[]string{suiteTelem}},
 	kmsg.DescribeCluster: {"brokers only: endpoint type 2 (controllers) is UNSUPPORTED_ENDPOINT_TYPE",
 		[]string{broker("admin_test.go"), suiteCLI}},
 	kmsg.FindCoordinator: {"group keys (batched keys v4+); transaction keys answer COORDINATOR_NOT_AVAILABLE until transactions land; creates __consumer_offsets on first use with offsets.topic.replication.factor replicas (COORDINATOR_NOT_AVAILABLE until that many brokers are registered)",

@@ -165,6 +165,10 @@ type Broker struct {
 	MetricsConsumerLagSampleIntervalMs int64          `config:"metrics.consumer.lag.sample.interval.ms"`
 	LogFormat                          string         `config:"log.format"` // text or json
 	LogRequestSampleRate               float64        `config:"log.request.sample.rate"`
+	TelemetryEnable                    bool           `config:"telemetry.enable"`
+	TelemetrySubscriptionMetrics       []string       `config:"telemetry.subscription.metrics"`
+	TelemetrySubscriptionIntervalMs    int32          `config:"telemetry.subscription.interval.ms"`
+	TelemetryMaxBytes                  int32          `config:"telemetry.max.bytes"`
 
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.

@@ -17,6 +17,10 @@ var observabilityDefs = []Def{
 	def("metrics.partition.level", String, "partition", "Detail of the per-topic and per-partition metric series: partition (both), topic (per-topic series only) or broker (neither; for brokers hosting many thousands of partitions).", oneOf("partition", "topic", "broker"), vltavaOnly()),
 	def("metrics.consumer.lag.sample.interval.ms", Long, "30000", "How often the consumer-lag evaluator samples every group's committed offsets for its status rules (OK, WARN, ERR, STOP, STALL over the last 10 samples, as Burrow's).", atLeast(1), vltavaOnly()),
 	def("log.format", String, "text", "Format of the server's log lines on standard error: text (key=value) or json (one object per line).", oneOf("text", "json"), vltavaOnly()),
+	def("telemetry.enable", Boolean, "false", "Receive client metrics (KIP-714): advertise GetTelemetrySubscriptions and PushTelemetry, and re-export what clients push on /metrics (docs/METRICS.md). Off: the APIs are not advertised, as a Kafka broker without a telemetry receiver.", vltavaOnly()),
+	def("telemetry.subscription.metrics", List, "org.apache.kafka.", "The client metrics subscription (Kafka's CLIENT_METRICS metrics): name prefixes of the metrics clients are asked to push; * for all.", vltavaOnly()),
+	def("telemetry.subscription.interval.ms", Int, "60000", "The subscription's push interval (Kafka's CLIENT_METRICS interval.ms); a client's series are dropped after three intervals without a push.", between(100, 3600000), vltavaOnly()),
+	def("telemetry.max.bytes", Int, "1048576", "Largest client metrics payload a PushTelemetry may carry (KIP-714); larger ones are TELEMETRY_TOO_LARGE.", atLeast(1)),
 	def("log.request.sample.rate", Double, "0", "Fraction of requests logged at debug level with their API, version, client, size and time (0 logs none, 1 every one).", between(0, 1), vltavaOnly()),
 }
 
@@ -70,4 +74,8 @@ func (b *Broker) fillObservability(str func(string) string) {
 	b.MetricsConsumerLagSampleIntervalMs = parseInt(str("metrics.consumer.lag.sample.interval.ms"))
 	b.LogFormat = str("log.format")
 	b.LogRequestSampleRate, _ = strconv.ParseFloat(strings.TrimSpace(str("log.request.sample.rate")), 64)
+	b.TelemetryEnable = parseBool(str("telemetry.enable"))
+	b.TelemetrySubscriptionMetrics = splitList(str("telemetry.subscription.metrics"))
+	b.TelemetrySubscriptionIntervalMs = int32(parseInt(str("telemetry.subscription.interval.ms")))
+	b.TelemetryMaxBytes = int32(parseInt(str("telemetry.max.bytes")))
 }

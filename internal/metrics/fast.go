@@ -30,15 +30,49 @@ type GaugeWriter struct {
 	num []byte
 }
 
-// Family starts a family: its HELP and TYPE lines.
-func (g *GaugeWriter) Family(name, help string) {
+// NewGaugeWriter writes families to w (for tests of a FamilyWriter).
+func NewGaugeWriter(w *bufio.Writer) *GaugeWriter { return &GaugeWriter{w: w} }
+
+// Family starts a gauge family: its HELP and TYPE lines.
+func (g *GaugeWriter) Family(name, help string) { g.TypedFamily(name, help, "gauge") }
+
+// TypedFamily starts a family of the given type ("gauge", "counter").
+func (g *GaugeWriter) TypedFamily(name, help, typ string) {
 	g.w.WriteString("# HELP ")
 	g.w.WriteString(name)
 	g.w.WriteByte(' ')
 	g.w.WriteString(strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(help))
 	g.w.WriteString("\n# TYPE ")
 	g.w.WriteString(name)
-	g.w.WriteString(" gauge\n")
+	g.w.WriteByte(' ')
+	g.w.WriteString(typ)
+	g.w.WriteByte('\n')
+}
+
+// Label is one label of a sample written with SampleLabels.
+type Label struct{ Name, Value string }
+
+// SampleLabels writes name{labels} value. Label names must be valid
+// Prometheus label names.
+func (g *GaugeWriter) SampleLabels(name string, labels []Label, value float64) {
+	g.w.WriteString(name)
+	if len(labels) > 0 {
+		g.w.WriteByte('{')
+		for i, l := range labels {
+			if i > 0 {
+				g.w.WriteByte(',')
+			}
+			g.w.WriteString(l.Name)
+			g.w.WriteString(`="`)
+			writeLabelValue(g.w, l.Value)
+			g.w.WriteByte('"')
+		}
+		g.w.WriteByte('}')
+	}
+	g.w.WriteByte(' ')
+	g.num = strconv.AppendFloat(g.num[:0], value, 'g', -1, 64)
+	g.w.Write(g.num)
+	g.w.WriteByte('\n')
 }
 
 // Sample writes name{topic="…",partition="…"} value; every sample of a

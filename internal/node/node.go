@@ -46,6 +46,7 @@ import (
 	"github.com/vltava/vltava/internal/replication"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/storage"
+	"github.com/vltava/vltava/internal/telemetry"
 )
 
 // Node is a running broker, controller, or both (process.roles). The
@@ -82,6 +83,9 @@ type Node struct {
 	// obs is the admin listener and its metrics (observability.go); nil
 	// without admin.listeners.
 	obs *observability
+	// telemetry receives client metrics (KIP-714); nil unless
+	// telemetry.enable.
+	telemetry *telemetry.Receiver
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -275,6 +279,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		LeaderQuota:  quotas.Leader,
 		Logger:       log.With("component", "broker"),
 		Loggers:      loggerLevels(log),
+		Telemetry:    n.telemetryReceiver(),
 	})
 	var lcs []server.ListenerConfig
 	for _, l := range cfg.Listeners {

@@ -14,6 +14,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/metrics/state"
+	"github.com/vltava/vltava/internal/telemetry"
 )
 
 // observability is the node's admin listener (admin.listeners) and what it
@@ -44,6 +45,9 @@ func (n *Node) startObservability() error {
 		o.lag = lag.NewEvaluator(&lag.Computer{Groups: n.groups, Partitions: n.partitions},
 			time.Duration(n.cfg.MetricsConsumerLagSampleIntervalMs)*time.Millisecond)
 		o.metrics.Register(&lag.Collector{Evaluator: o.lag, PerPartition: o.metrics.Level().PerPartition()})
+	}
+	if n.telemetry != nil {
+		o.metrics.AddFamilyWriter(n.telemetry)
 	}
 	o.http = httpapi.New(httpapi.Options{Service: "admin", Listeners: n.cfg.AdminListeners, Logger: n.log.With("component", "admin-http")})
 	o.http.Handle("GET /metrics", o.metrics.Handler())
@@ -93,6 +97,20 @@ func loggerLevels(log *slog.Logger) broker.LoggerLevels {
 		return lv
 	}
 	return nil
+}
+
+// telemetryReceiver creates the client-metrics receiver with
+// telemetry.enable; nil (the APIs not advertised) without.
+func (n *Node) telemetryReceiver() broker.TelemetryReceiver {
+	if !n.cfg.TelemetryEnable {
+		return nil
+	}
+	n.telemetry = telemetry.NewReceiver(telemetry.Config{
+		Metrics:  n.cfg.TelemetrySubscriptionMetrics,
+		Interval: time.Duration(n.cfg.TelemetrySubscriptionIntervalMs) * time.Millisecond,
+		MaxBytes: n.cfg.TelemetryMaxBytes,
+	})
+	return n.telemetry
 }
 
 // Health is the body of /v1/health.
