@@ -20,7 +20,7 @@ import (
 func TestBrokerLoggerConfigs(t *testing.T) {
 	t.Parallel()
 	skipOnKfake(t, "kfake has no broker loggers")
-	b := StartBroker(t, WithOverride("log.format", "json"))
+	b := StartBroker(t, WithOverride("log.format", "json"), WithOverride("log.request.sample.rate", "1"))
 	cl := newClient(t, b)
 	ctx := testContext(t, 30*time.Second)
 	const brokerLogger = kmsg.ConfigResourceType(8)
@@ -81,6 +81,21 @@ func TestBrokerLoggerConfigs(t *testing.T) {
 		for _, line := range strings.Split(b.Output(), "\n") {
 			var m map[string]any
 			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "logger level changed" && m["logger"] == "vltava.broker" {
+				return true
+			}
+		}
+		return false
+	})
+	// log.request.sample.rate=1 logs every request once its logger
+	// (the connections', vltava.server) is at DEBUG.
+	if err := alter(kmsg.IncrementalAlterConfigOpSet, "vltava.server", "DEBUG"); err != nil {
+		t.Fatalf("SET vltava.server=DEBUG: %v", err)
+	}
+	poll.True(t, 10*time.Second, "a sampled request log line", func() bool {
+		levels() // a DescribeConfigs request to log
+		for _, line := range strings.Split(b.Output(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "request" && m["api"] == "DescribeConfigs" {
 				return true
 			}
 		}
