@@ -158,6 +158,10 @@ func TestHealth(t *testing.T) {
 	if resp, err := http.Get(admin + "/debug/pprof/"); err != nil || resp.StatusCode != 404 {
 		t.Errorf("/debug/pprof/ without admin.pprof.enable: %v %v, want 404", resp.StatusCode, err)
 	}
+	_, profiled := startBrokerWithAdmin(t, WithOverride("admin.pprof.enable", "true"))
+	if resp, err := http.Get(profiled + "/debug/pprof/goroutine?debug=1"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/debug/pprof/goroutine with admin.pprof.enable: %v %v, want 200", resp, err)
+	}
 }
 
 // TestConsumerLag produces 1,000 records, commits offset 400 for three
