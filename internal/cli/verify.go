@@ -292,7 +292,6 @@ func (o *verifyOptions) produce(ctx context.Context, in *invocation, p int, part
 		if err := cl.BeginTransaction(); err != nil {
 			return err
 		}
-		first := seq - int64(len(batch))
 		results := cl.ProduceSync(ctx, batch...)
 		abort := o.abortEvery > 0 && txn%o.abortEvery == 0
 		if err := results.FirstErr(); err != nil {
@@ -309,11 +308,13 @@ func (o *verifyOptions) produce(ctx context.Context, in *invocation, p int, part
 			continue
 		}
 		var acks []verifyAck
-		for i, r := range results {
-			if r.Err != nil {
+		for _, r := range results {
+			// Results come in completion order: the record says which it is.
+			_, s, ok := parseVerifyValue(r.Record.Value)
+			if r.Err != nil || !ok {
 				continue
 			}
-			acks = append(acks, verifyAck{Producer: p, Seq: first + int64(i), Partition: r.Record.Partition, Offset: r.Record.Offset, Aborted: abort})
+			acks = append(acks, verifyAck{Producer: p, Seq: s, Partition: r.Record.Partition, Offset: r.Record.Offset, Aborted: abort})
 		}
 		if abort && results.FirstErr() != nil {
 			h.fail(len(batch)-len(acks), results.FirstErr())
@@ -346,6 +347,10 @@ func (o *verifyOptions) readBack(ctx context.Context, in *invocation, adm *kadm.
 	cl, err := kgo.NewClient(append(in.clientOpts(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.topic: from}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// Transaction markers come back as records, so a partition
+		// whose log ends with an aborted transaction is read to its
+		// end even though read_committed hides the aborted records.
+		kgo.KeepControlRecords(),
 	)...)
 	if err != nil {
 		return nil, err
@@ -365,6 +370,9 @@ func (o *verifyOptions) readBack(ctx context.Context, in *invocation, adm *kadm.
 	}
 	for !done() {
 		fs := cl.PollFetches(rctx)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if rctx.Err() != nil {
 			return nil, fmt.Errorf("reading %s back: not complete within --read-timeout %v (read up to %v, want %v)", o.topic, o.readTimeout, next, want)
 		}
@@ -373,6 +381,9 @@ func (o *verifyOptions) readBack(ctx context.Context, in *invocation, adm *kadm.
 				return
 			}
 			next[r.Partition] = r.Offset + 1
+			if r.Attrs.IsControl() {
+				return
+			}
 			if p, s, ok := parseVerifyValue(r.Value); ok {
 				reads = append(reads, verifyRead{Producer: p, Seq: s, Partition: r.Partition, Offset: r.Offset})
 			}
