@@ -24,6 +24,8 @@ type configResource struct {
 	broker         int32
 	brokerDefaults bool
 	group          string
+	// brokerLogger: broker's loggers (configs_broker_logger.go).
+	brokerLogger bool
 }
 
 func topicResource(name string) configResource { return configResource{topic: name, broker: -1} }
@@ -36,6 +38,8 @@ func (r configResource) String() string {
 		return fmt.Sprintf("group %q", r.group)
 	case r.brokerDefaults:
 		return "broker defaults"
+	case r.brokerLogger:
+		return fmt.Sprintf("broker %d's loggers", r.broker)
 	default:
 		return fmt.Sprintf("broker %d", r.broker)
 	}
@@ -54,6 +58,8 @@ func (r configResource) describe(ctx context.Context, cl *kgo.Client, adm *kadm.
 		rcs, err = adm.DescribeTopicConfigs(ctx, r.topic)
 	case r.brokerDefaults:
 		rcs, err = adm.DescribeBrokerConfigs(ctx)
+	case r.brokerLogger:
+		rcs, err = describeBrokerLoggers(ctx, cl, r.broker)
 	default:
 		rcs, err = adm.DescribeBrokerConfigs(ctx, r.broker)
 	}
@@ -95,6 +101,8 @@ func alterConfigs(ctx context.Context, cl *kgo.Client, adm *kadm.Client, r confi
 		resps, err = adm.AlterTopicConfigs(ctx, alters, r.topic)
 	case r.brokerDefaults:
 		resps, err = adm.AlterBrokerConfigs(ctx, alters)
+	case r.brokerLogger:
+		resps, err = alterBrokerLoggers(ctx, cl, alters, r.broker)
 	default:
 		resps, err = adm.AlterBrokerConfigs(ctx, alters, r.broker)
 	}
@@ -134,6 +142,7 @@ type resourceFlags struct {
 	broker         int32
 	brokerDefaults bool
 	group          string
+	brokerLogger   int32
 
 	entityType, entityName string
 	entityDefault          bool
@@ -144,7 +153,8 @@ func (f *resourceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Int32Var(&f.broker, "broker", -1, "broker id whose configs to use")
 	cmd.Flags().BoolVar(&f.brokerDefaults, "broker-defaults", false, "use the cluster-wide broker defaults")
 	cmd.Flags().StringVar(&f.group, "group", "", "consumer group whose configs (KIP-848) to use; it need not exist yet")
-	cmd.Flags().StringVar(&f.entityType, "entity-type", "", "Kafka's entity type: topics, brokers or groups")
+	cmd.Flags().Int32Var(&f.brokerLogger, "broker-logger", -1, "broker id whose loggers' levels to use (Kafka's --broker-logger)")
+	cmd.Flags().StringVar(&f.entityType, "entity-type", "", "Kafka's entity type: topics, brokers, broker-loggers or groups")
 	cmd.Flags().StringVar(&f.entityName, "entity-name", "", "Kafka's entity name: the topic, broker id or group")
 	cmd.Flags().BoolVar(&f.entityDefault, "entity-default", false, "Kafka's default entity (with --entity-type brokers: the broker defaults)")
 }
@@ -157,7 +167,7 @@ func (f *resourceFlags) fromEntity() error {
 		}
 		return nil
 	}
-	if f.topic != "" || f.broker >= 0 || f.brokerDefaults || f.group != "" {
+	if f.topic != "" || f.broker >= 0 || f.brokerDefaults || f.group != "" || f.brokerLogger >= 0 {
 		return errors.New("give --entity-type/--entity-name or --topic/--broker/--broker-defaults/--group, not both")
 	}
 	if (f.entityName != "") == f.entityDefault {
@@ -174,6 +184,15 @@ func (f *resourceFlags) fromEntity() error {
 			return errors.New("--entity-type groups has no default entity")
 		}
 		f.group = f.entityName
+	case "broker-loggers":
+		if f.entityDefault {
+			return errors.New("--entity-type broker-loggers has no default entity")
+		}
+		n, err := strconv.ParseInt(f.entityName, 10, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--entity-name %q: want a broker id", f.entityName)
+		}
+		f.brokerLogger = int32(n)
 	case "brokers":
 		if f.entityDefault {
 			f.brokerDefaults = true
@@ -185,7 +204,7 @@ func (f *resourceFlags) fromEntity() error {
 		}
 		f.broker = int32(n)
 	default:
-		return fmt.Errorf("--entity-type %q is not supported: use topics, brokers or groups", f.entityType)
+		return fmt.Errorf("--entity-type %q is not supported: use topics, brokers, broker-loggers or groups", f.entityType)
 	}
 	return nil
 }
@@ -207,8 +226,14 @@ func (f *resourceFlags) resource() (configResource, error) {
 	if f.group != "" {
 		n++
 	}
+	if f.brokerLogger >= 0 {
+		n++
+	}
 	if n != 1 {
-		return configResource{}, errors.New("give exactly one of --topic, --broker, --broker-defaults or --group")
+		return configResource{}, errors.New("give exactly one of --topic, --broker, --broker-defaults, --broker-logger or --group")
+	}
+	if f.brokerLogger >= 0 {
+		return configResource{broker: f.brokerLogger, brokerLogger: true}, nil
 	}
 	return configResource{topic: f.topic, broker: f.broker, brokerDefaults: f.brokerDefaults, group: f.group}, nil
 }
@@ -280,6 +305,8 @@ func isOverride(r configResource, s kmsg.ConfigSource) bool {
 		return s == kmsg.ConfigSourceGroupConfig
 	case r.brokerDefaults:
 		return s == kmsg.ConfigSourceDynamicDefaultBrokerConfig
+	case r.brokerLogger:
+		return true // kafka-configs.sh lists every logger
 	default:
 		return s == kmsg.ConfigSourceDynamicBrokerConfig
 	}
