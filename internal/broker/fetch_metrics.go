@@ -21,8 +21,8 @@ func countFetched(img *metadata.Image, out []kmsg.FetchResponseTopic, regions []
 			}
 		}
 		var tc *metrics.TopicCounters
-		if !replica && t != "" {
-			tc = metrics.Topic(t)
+		if _, known := img.Topic(t); known && !replica {
+			tc = metrics.Topic(t) // only topics in the image: clients cannot grow the map
 		}
 		for pi := range out[ti].Partitions {
 			rp := &out[ti].Partitions[pi]

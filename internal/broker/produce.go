@@ -126,7 +126,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	for ti := range resp.Topics {
 		for pi := range resp.Topics[ti].Partitions {
 			err := errs[ti][pi]
-			countProduce(resp.Topics[ti].Topic, err)
+			countProduce(img, resp.Topics[ti].Topic, err)
 			if err == nil {
 				continue
 			}

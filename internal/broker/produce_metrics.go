@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/storage"
 )
@@ -31,18 +32,27 @@ func countAppended(topic string, info storage.AppendInfo, wireBytes int, convert
 
 // countProduce counts one partition of a Produce request and whether it
 // failed (TotalProduceRequestsPerSec and FailedProduceRequestsPerSec count
-// per partition, as Kafka's ReplicaManager).
-func countProduce(topic string, err error) {
-	t := metrics.Topic(topic)
+// per partition, as Kafka's ReplicaManager). A topic missing from the image
+// counts broker-wide only: names a client makes up must not grow the
+// per-topic counters.
+func countProduce(img *metadata.Image, topic string, err error) {
+	var t *metrics.TopicCounters
+	if _, ok := img.Topic(topic); ok {
+		t = metrics.Topic(topic)
+		t.TotalProduceRequests.Add(1)
+	}
 	metrics.AllTopics.TotalProduceRequests.Add(1)
-	t.TotalProduceRequests.Add(1)
 	if err == nil {
 		return
 	}
 	metrics.AllTopics.FailedProduceRequests.Add(1)
-	t.FailedProduceRequests.Add(1)
+	if t != nil {
+		t.FailedProduceRequests.Add(1)
+	}
 	if errors.Is(err, kerr.CorruptMessage) {
 		metrics.AllTopics.InvalidMessageCrcCount.Add(1)
-		t.InvalidMessageCrcCount.Add(1)
+		if t != nil {
+			t.InvalidMessageCrcCount.Add(1)
+		}
 	}
 }
