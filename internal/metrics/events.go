@@ -52,7 +52,9 @@ func ProduceUnparked() { parkedProduces.Add(-1) }
 
 // AuthenticationFailed counts a failed authentication on a listener with a
 // mechanism ("PLAIN", "SCRAM-SHA-256", "GSSAPI", "SSL", ...), Kafka's
-// failed-authentication-total of the socket server metrics.
+// failed-authentication-total of the socket server metrics. Pass only
+// enabled mechanism names (not one a client asked for), so clients cannot
+// grow the label set.
 func AuthenticationFailed(listener, mechanism string) {
 	labelledMu.Lock()
 	authFailures[[2]string{listener, mechanism}]++

@@ -29,12 +29,9 @@ func (r *Receiver) WriteFamilies(w *metrics.GaugeWriter) {
 	now := r.now()
 	families := map[string]*exported{}
 	r.mu.Lock()
+	r.pruneLocked(now)
 	for id, c := range r.clients {
-		if c.lastPush.IsZero() {
-			continue
-		}
-		if now.Sub(c.lastPush) > expiry*r.cfg.Interval {
-			delete(r.clients, id)
+		if c.lastPush.IsZero() || now.Sub(c.lastPush) > expiry*r.cfg.Interval {
 			continue
 		}
 		base := []metrics.Label{{Name: "client_instance_id", Value: hex.EncodeToString(id[:])}, {Name: "client_id", Value: c.clientID}}

@@ -42,13 +42,15 @@ type Receiver struct {
 	subscriptionID int32
 	now            func() time.Time
 
-	mu      sync.Mutex
-	clients map[[16]byte]*client
+	mu        sync.Mutex
+	clients   map[[16]byte]*client
+	lastPrune time.Time
 }
 
 // client is one client instance's state.
 type client struct {
 	clientID   string
+	seen       time.Time // last subscription or push
 	lastPush   time.Time
 	terminated bool
 	subscribed int32 // the subscription id it was given
@@ -102,13 +104,15 @@ func (r *Receiver) Subscribe(instanceID [16]byte, clientID string) Subscription 
 		instanceID[6] = instanceID[6]&0x0f | 0x40 // a version 4 UUID
 		instanceID[8] = instanceID[8]&0x3f | 0x80
 	}
+	now := r.now()
 	r.mu.Lock()
+	r.pruneLocked(now)
 	c := r.clients[instanceID]
 	if c == nil {
 		c = &client{}
 		r.clients[instanceID] = c
 	}
-	c.clientID, c.subscribed, c.terminated = clientID, r.subscriptionID, false
+	c.clientID, c.subscribed, c.terminated, c.seen = clientID, r.subscriptionID, false, now
 	r.mu.Unlock()
 	requested := r.cfg.Metrics
 	for _, m := range requested {
@@ -177,11 +181,27 @@ func (r *Receiver) Accept(p Push) error {
 		return kerr.UnknownSubscriptionID
 	}
 	c.lastPush, c.resource, c.series, c.clientID = r.now(), resource, points, p.ClientID
+	c.seen = c.lastPush
 	if p.Terminating {
 		// The client is closing: its last values go with it.
 		c.terminated, c.series = true, nil
 	}
 	return nil
+}
+
+// pruneLocked forgets clients not heard from for expiry intervals, at most
+// once an interval, so instance ids that subscribe and never push (or
+// vanish) do not accumulate. mu must be held.
+func (r *Receiver) pruneLocked(now time.Time) {
+	if now.Sub(r.lastPrune) < r.cfg.Interval {
+		return
+	}
+	r.lastPrune = now
+	for id, c := range r.clients {
+		if now.Sub(c.seen) > expiry*r.cfg.Interval {
+			delete(r.clients, id)
+		}
+	}
 }
 
 func decompress(codec int8, b []byte, limit int64) ([]byte, error) {
