@@ -78,3 +78,22 @@ func TestReceiverPushesAndErrors(t *testing.T) {
 		t.Errorf("push after terminating: %v, want INVALID_REQUEST", err)
 	}
 }
+
+func TestReceiverForgetsIdleClients(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := NewReceiver(Config{Metrics: []string{"*"}, Interval: time.Second, MaxBytes: 1 << 10})
+	r.now = func() time.Time { return now }
+	first := r.Subscribe([16]byte{}, "a")
+	if got := r.Subscribe([16]byte{}, "b").RequestedMetrics; len(got) != 1 || got[0] != "" {
+		t.Errorf("* requested as %q, want one empty prefix (KIP-714: every metric)", got)
+	}
+	now = now.Add(10 * time.Second)
+	r.Subscribe([16]byte{}, "c")
+	r.mu.Lock()
+	_, kept := r.clients[first.ClientInstanceID]
+	n := len(r.clients)
+	r.mu.Unlock()
+	if kept || n != 1 {
+		t.Errorf("after 10 idle intervals: first kept %v, %d clients, want only the new one", kept, n)
+	}
+}
