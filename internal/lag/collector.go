@@ -28,6 +28,8 @@ var (
 		"The group's committed offsets summed over a topic's partitions (kafka_exporter's name).", []string{"consumergroup", "topic"}, nil)
 	lagSecondsDesc = prometheus.NewDesc("kafka_consumergroup_lag_seconds",
 		"Age in seconds of the record at the group's committed offset: how far behind in time the group is (0 when caught up).", []string{"consumergroup", "topic", "partition"}, nil)
+	membersDesc = prometheus.NewDesc("kafka_consumergroup_members",
+		"Members of the group (kafka_exporter's name).", []string{"consumergroup"}, nil)
 	statusDesc = prometheus.NewDesc("kafka_consumergroup_status",
 		"Burrow's status of the group over the sampling window: 0 NOTFOUND, 1 OK, 2 WARN, 3 ERR.", []string{"consumergroup"}, nil)
 	partitionStatusDesc = prometheus.NewDesc("kafka_consumergroup_partition_status",
@@ -36,7 +38,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{lagDesc, currentDesc, lagSumDesc, currentSumDesc, lagSecondsDesc, statusDesc, partitionStatusDesc} {
+	for _, d := range []*prometheus.Desc{membersDesc, lagDesc, currentDesc, lagSumDesc, currentSumDesc, lagSecondsDesc, statusDesc, partitionStatusDesc} {
 		ch <- d
 	}
 }
@@ -46,6 +48,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	type sums struct{ lag, current int64 }
 	for _, g := range c.Evaluator.Current() {
 		ch <- prometheus.MustNewConstMetric(statusDesc, prometheus.GaugeValue, float64(g.Status), g.Group)
+		ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(g.Members), g.Group)
 		perTopic := map[string]*sums{}
 		for _, p := range g.Partitions {
 			s := perTopic[p.Topic]

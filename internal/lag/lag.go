@@ -24,6 +24,8 @@ import (
 type Groups interface {
 	ListGroups(states, types []string) ([]group.GroupListing, error)
 	FetchOffsets(groupID string, partitions []group.TopicPartition) ([]group.FetchedOffset, error)
+	DescribeGroup(groupID string) (group.GroupDescription, error)
+	DescribeConsumerGroup(groupID string) (group.ConsumerGroupDescription, error)
 }
 
 // Partitions is what lag needs of the hosted partitions.
@@ -53,6 +55,7 @@ type PartitionLag struct {
 type GroupLag struct {
 	Group      string         `json:"group"`
 	State      string         `json:"state"`
+	Members    int            `json:"members"`
 	Status     Status         `json:"status"`
 	TotalLag   int64          `json:"total_lag"`
 	MaxLagSecs float64        `json:"max_lag_seconds"`
@@ -64,6 +67,22 @@ type Computer struct {
 	Groups     Groups
 	Partitions Partitions
 	stamps     timestampCache
+}
+
+// members counts a group's members, either protocol.
+func (c *Computer) members(g group.GroupListing) int {
+	if g.Type == "consumer" {
+		d, err := c.Groups.DescribeConsumerGroup(g.GroupID)
+		if err != nil {
+			return 0
+		}
+		return len(d.Members)
+	}
+	d, err := c.Groups.DescribeGroup(g.GroupID)
+	if err != nil {
+		return 0
+	}
+	return len(d.Members)
 }
 
 // Compute returns the lag of every group coordinated here, at now. Groups
@@ -80,7 +99,7 @@ func (c *Computer) Compute(now time.Time) []GroupLag {
 		if err != nil {
 			continue
 		}
-		gl := GroupLag{Group: g.GroupID, State: g.State}
+		gl := GroupLag{Group: g.GroupID, State: g.State, Members: c.members(g)}
 		for _, o := range offsets {
 			if o.Err != nil || o.Offset < 0 {
 				continue

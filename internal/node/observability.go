@@ -32,12 +32,16 @@ func (n *Node) startObservability() error {
 		return nil
 	}
 	o := &observability{metrics: metrics.NewRegistry(metrics.ParseLevel(n.cfg.MetricsPartitionLevel))}
-	o.metrics.Register(&state.Controller{
+	level := o.metrics.Level()
+	ctrl := &state.Controller{
 		IsActive: n.IsActiveController,
 		Image:    func() *metadata.Image { return n.meta.Image() },
 		Quorum:   n.meta,
 		NodeID:   n.cfg.NodeID,
-	})
+		PerTopic: level.PerTopic(), PerPartition: level.PerPartition(),
+	}
+	o.metrics.Register(ctrl)
+	o.metrics.AddFamilyWriter(ctrl)
 	if n.partitions != nil {
 		parts := &state.Partitions{All: n.partitions.All, Level: o.metrics.Level()}
 		o.metrics.Register(parts)

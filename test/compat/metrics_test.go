@@ -87,6 +87,21 @@ func TestMetricsAfterKnownWorkload(t *testing.T) {
 	if v, ok := sample(fams, "kafka_topic_partition_current_offset", map[string]string{"topic": topic, "partition": "0"}); !ok || v != n {
 		t.Errorf("kafka_topic_partition_current_offset = %v (present %v), want %d", v, ok, n)
 	}
+	// kafka_exporter's cluster series, from the active controller.
+	for name, want := range map[string]float64{
+		"kafka_topic_partitions":                           1,
+		"kafka_topic_partition_replicas":                   1,
+		"kafka_topic_partition_in_sync_replica":            1,
+		"kafka_topic_partition_under_replicated_partition": 0,
+		"kafka_topic_partition_leader_is_preferred":        1,
+	} {
+		if v, ok := sample(fams, name, map[string]string{"topic": topic}); !ok || v != want {
+			t.Errorf("%s{topic=%s} = %v (present %v), want %v", name, topic, v, ok, want)
+		}
+	}
+	if v, ok := sample(fams, "kafka_brokers", nil); !ok || v != 1 {
+		t.Errorf("kafka_brokers = %v (present %v), want 1", v, ok)
+	}
 	if v, ok := sample(fams, "go_goroutines", nil); !ok || v <= 0 {
 		t.Errorf("go_goroutines = %v (present %v): Go runtime metrics missing", v, ok)
 	}
@@ -216,6 +231,9 @@ func TestConsumerLag(t *testing.T) {
 		age := time.Since(stamp400).Seconds()
 		if v, _ := sample(fams, "kafka_consumergroup_lag_seconds", labels); math.Abs(v-age) > 1 {
 			t.Errorf("%s: kafka_consumergroup_lag_seconds = %v, want the age of record 400, %.1f ± 1", client, v, age)
+		}
+		if v, ok := sample(fams, "kafka_consumergroup_members", map[string]string{"consumergroup": g}); !ok || v != 0 {
+			t.Errorf("%s: kafka_consumergroup_members = %v (present %v), want 0: the group has no members left", client, v, ok)
 		}
 		if _, ok := sample(fams, "kafka_consumergroup_status", map[string]string{"consumergroup": g}); !ok {
 			t.Errorf("%s: no kafka_consumergroup_status", client)

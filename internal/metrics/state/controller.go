@@ -7,6 +7,7 @@ import (
 
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metadata/quorum"
+	"github.com/vltava/vltava/internal/metrics"
 )
 
 // Controller exposes the KafkaController gauges and the metadata quorum's
@@ -22,6 +23,8 @@ type Controller struct {
 		LeaderID() (int32, bool)
 	}
 	NodeID int32
+	// PerTopic and PerPartition follow metrics.partition.level.
+	PerTopic, PerPartition bool
 }
 
 var (
@@ -39,6 +42,10 @@ var (
 		"Registered brokers that are fenced, on the active controller (FencedBrokerCount).", nil, nil)
 	activeBrokersDesc = prometheus.NewDesc("kafka_controller_kafkacontroller_activebrokercount",
 		"Registered brokers that are not fenced, on the active controller (ActiveBrokerCount).", nil, nil)
+	brokersDesc = prometheus.NewDesc("kafka_brokers",
+		"Registered brokers, on the active controller (kafka_exporter's name).", nil, nil)
+	topicPartitionsDesc = prometheus.NewDesc("kafka_topic_partitions",
+		"Partitions of a topic, on the active controller (kafka_exporter's name).", []string{"topic"}, nil)
 	metadataOffsetDesc = prometheus.NewDesc("kafka_server_metadataloader_current_metadata_offset",
 		"Offset of the metadata image this node applied.", nil, nil)
 	raftLeaderDesc = prometheus.NewDesc("kafka_server_raftmetrics_current_leader",
@@ -54,7 +61,7 @@ var (
 // Describe implements prometheus.Collector.
 func (c *Controller) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{activeDesc, offlineDesc, topicsDesc, partitionsDesc, imbalanceDesc, fencedDesc,
-		activeBrokersDesc, metadataOffsetDesc, raftLeaderDesc, raftEpochDesc, raftHWDesc, raftLagDesc} {
+		activeBrokersDesc, brokersDesc, topicPartitionsDesc, metadataOffsetDesc, raftLeaderDesc, raftEpochDesc, raftHWDesc, raftLagDesc} {
 		ch <- d
 	}
 }
@@ -68,6 +75,9 @@ func (c *Controller) Collect(ch chan<- prometheus.Metric) {
 	var offline, total, imbalanced int
 	if active {
 		for _, t := range img.Topics() {
+			if c.PerTopic {
+				ch <- prometheus.MustNewConstMetric(topicPartitionsDesc, prometheus.GaugeValue, float64(len(t.Partitions)), t.Name)
+			}
 			for _, p := range t.Partitions {
 				total++
 				if p.Leader < 0 {
@@ -87,6 +97,7 @@ func (c *Controller) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		ch <- prometheus.MustNewConstMetric(fencedDesc, prometheus.GaugeValue, float64(fenced))
+		ch <- prometheus.MustNewConstMetric(brokersDesc, prometheus.GaugeValue, float64(fenced+unfenced))
 		ch <- prometheus.MustNewConstMetric(activeBrokersDesc, prometheus.GaugeValue, float64(unfenced))
 	}
 	ch <- prometheus.MustNewConstMetric(offlineDesc, prometheus.GaugeValue, float64(offline))
@@ -132,4 +143,38 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// imagePartitionFamilies are kafka_exporter's per-partition series, from
+// the image on the active controller: every partition once in the cluster.
+var imagePartitionFamilies = []struct {
+	name, help string
+	value      func(p *metadata.PartitionImage) int64
+}{
+	{"kafka_topic_partition_leader", "Leader of the partition, -1 when offline (kafka_exporter's name).", func(p *metadata.PartitionImage) int64 { return int64(p.Leader) }},
+	{"kafka_topic_partition_replicas", "Replicas of the partition (kafka_exporter's name).", func(p *metadata.PartitionImage) int64 { return int64(len(p.Replicas)) }},
+	{"kafka_topic_partition_in_sync_replica", "In-sync replicas of the partition (kafka_exporter's name).", func(p *metadata.PartitionImage) int64 { return int64(len(p.ISR)) }},
+	{"kafka_topic_partition_under_replicated_partition", "1 when the partition's ISR is smaller than its replicas (kafka_exporter's name).", func(p *metadata.PartitionImage) int64 {
+		return b2i64(len(p.ISR) < len(p.Replicas))
+	}},
+	{"kafka_topic_partition_leader_is_preferred", "1 when the partition's leader is its first replica (kafka_exporter's name).", func(p *metadata.PartitionImage) int64 {
+		return b2i64(len(p.Replicas) > 0 && p.Leader == p.Replicas[0])
+	}},
+}
+
+// WriteFamilies implements metrics.FamilyWriter: the image's per-partition
+// series, on the active controller.
+func (c *Controller) WriteFamilies(w *metrics.GaugeWriter) {
+	if !c.PerPartition || !c.IsActive() {
+		return
+	}
+	topics := c.Image().Topics()
+	for _, f := range imagePartitionFamilies {
+		w.Family(f.name, f.help)
+		for _, t := range topics {
+			for _, p := range t.Partitions {
+				w.Sample(f.name, t.Name, p.Partition, f.value(p))
+			}
+		}
+	}
 }
