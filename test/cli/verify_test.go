@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,22 @@ func TestVerifyTransactionalAgainstKfake(t *testing.T) {
 		if !strings.Contains(table, k) {
 			t.Errorf("verify table lacks %q:\n%s", k, table)
 		}
+	}
+}
+
+// TestVerifyKillCommand checks --kill-command runs on its interval while
+// the producers run (--throughput stretches the run over several).
+func TestVerifyKillCommand(t *testing.T) {
+	b := startKfake(t)
+	marker := t.TempDir() + "/kills"
+	out := ok(t, b, "", "verify", "--records", "300", "--throughput", "200", "--producers", "1", "--partitions", "1",
+		"--kill-command", "echo x >> "+marker, "--kill-interval", "300ms", "--output", "json")
+	var r struct{ Kills int }
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(marker)
+	if err != nil || r.Kills < 2 || strings.Count(string(data), "x") != r.Kills {
+		t.Fatalf("verify reports %d kills, the command ran %d times (%v); want at least 2", r.Kills, strings.Count(string(data), "x"), err)
 	}
 }
