@@ -441,7 +441,9 @@ func (b *Broker) fill() error {
 	b.TransactionPartitionVerificationEnable = boolean("transaction.partition.verification.enable")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
-	b.fillObservability(str)
+	if err := b.fillObservability(str); err != nil {
+		return err
+	}
 
 	// log.dirs wins over log.dir; Vltava's ./data default applies only when
 	// neither is set.

@@ -17,7 +17,7 @@ var observabilityDefs = []Def{
 	def("metrics.partition.level", String, "partition", "Detail of the per-topic and per-partition metric series: partition (both), topic (per-topic series only) or broker (neither; for brokers hosting many thousands of partitions).", oneOf("partition", "topic", "broker"), vltavaOnly()),
 	def("metrics.consumer.lag.sample.interval.ms", Long, "30000", "How often the consumer-lag evaluator samples every group's committed offsets for its status rules (OK, WARN, ERR, STOP, STALL over the last 10 samples, as Burrow's).", atLeast(1), vltavaOnly()),
 	def("log.format", String, "text", "Format of the server's log lines on standard error: text (key=value) or json (one object per line).", oneOf("text", "json"), vltavaOnly()),
-	def("telemetry.enable", Boolean, "false", "Receive client metrics (KIP-714): advertise GetTelemetrySubscriptions and PushTelemetry, and re-export what clients push on /metrics (docs/METRICS.md). Off: the APIs are not advertised, as a Kafka broker without a telemetry receiver.", vltavaOnly()),
+	def("telemetry.enable", Boolean, "false", "Receive client metrics (KIP-714): advertise GetTelemetrySubscriptions and PushTelemetry, and re-export what clients push on /metrics (docs/METRICS.md). Off: the APIs are not advertised, as a Kafka broker without a telemetry receiver. Needs admin.listeners.", vltavaOnly()),
 	def("telemetry.subscription.metrics", List, "org.apache.kafka.", "The client metrics subscription (Kafka's CLIENT_METRICS metrics): name prefixes of the metrics clients are asked to push; * for all.", vltavaOnly()),
 	def("telemetry.subscription.interval.ms", Int, "60000", "The subscription's push interval (Kafka's CLIENT_METRICS interval.ms); a client's series are dropped after three intervals without a push.", between(100, 3600000), vltavaOnly()),
 	def("telemetry.max.bytes", Int, "1048576", "Largest client metrics payload a PushTelemetry may carry (KIP-714); larger ones are TELEMETRY_TOO_LARGE.", atLeast(1)),
@@ -67,7 +67,9 @@ func validateHTTPListeners(v string) string {
 }
 
 // fillObservability sets the observability fields from the parsed keys.
-func (b *Broker) fillObservability(str func(string) string) {
+// Client metrics are re-exported on the admin listener only, so
+// telemetry.enable without one would receive them and show them nowhere.
+func (b *Broker) fillObservability(str func(string) string) error {
 	b.AdminListeners, _ = ParseHTTPListeners(str("admin.listeners")) // validated already
 	b.AdminPprofEnable = parseBool(str("admin.pprof.enable"))
 	b.MetricsPartitionLevel = str("metrics.partition.level")
@@ -78,4 +80,8 @@ func (b *Broker) fillObservability(str func(string) string) {
 	b.TelemetrySubscriptionMetrics = splitList(str("telemetry.subscription.metrics"))
 	b.TelemetrySubscriptionIntervalMs = int32(parseInt(str("telemetry.subscription.interval.ms")))
 	b.TelemetryMaxBytes = int32(parseInt(str("telemetry.max.bytes")))
+	if b.TelemetryEnable && len(b.AdminListeners) == 0 {
+		return b.invalid("telemetry.enable", "client metrics are exported on the admin listener: set admin.listeners too")
+	}
+	return nil
 }
