@@ -6,14 +6,16 @@
 // named as kafka_exporter names them so its dashboards work unchanged, the
 // /v1/consumer-lag endpoint and `vltava groups describe`'s time lag.
 //
-// A group's lag is reported by its coordinator for the partitions this
-// broker hosts (as leader or follower); a partition hosted elsewhere is
-// reported by none here. Groups without members keep their committed
+// A group's lag is reported by its coordinator: the partitions this broker
+// hosts (as leader or follower) from their logs, the others through
+// Remote, a Kafka client reading their leaders. Groups without members keep their committed
 // offsets, and so their series, until the offsets expire
 // (offsets.retention.minutes).
 package lag
 
 import (
+	"context"
+	"slices"
 	"time"
 
 	"github.com/vltava/vltava/internal/group"
@@ -66,7 +68,10 @@ type GroupLag struct {
 type Computer struct {
 	Groups     Groups
 	Partitions Partitions
-	stamps     timestampCache
+	// Remote, if set, reads the partitions not hosted here from their
+	// leaders; nil: they are left out.
+	Remote Remote
+	stamps timestampCache
 }
 
 // members counts a group's members, either protocol.
@@ -94,6 +99,11 @@ func (c *Computer) Compute(now time.Time) []GroupLag {
 		return nil
 	}
 	out := make([]GroupLag, 0, len(groups))
+	// Committed partitions hosted elsewhere, filled in from their leaders
+	// after the local ones.
+	type pending struct{ group, index int }
+	var remote []pending
+	remoteTPs := map[string][]int32{}
 	for _, g := range groups {
 		offsets, err := c.Groups.FetchOffsets(g.GroupID, nil)
 		if err != nil {
@@ -106,6 +116,11 @@ func (c *Computer) Compute(now time.Time) []GroupLag {
 			}
 			p := c.Partitions.Get(o.Topic, o.Partition)
 			if p == nil {
+				if c.Remote != nil {
+					remote = append(remote, pending{len(out), len(gl.Partitions)})
+					remoteTPs[o.Topic] = append(remoteTPs[o.Topic], o.Partition)
+					gl.Partitions = append(gl.Partitions, PartitionLag{Topic: o.Topic, Partition: o.Partition, CurrentOffset: o.Offset, EndOffset: -1})
+				}
 				continue
 			}
 			pl := PartitionLag{Topic: o.Topic, Partition: o.Partition, CurrentOffset: o.Offset, EndOffset: p.HighWatermark()}
@@ -120,6 +135,32 @@ func (c *Computer) Compute(now time.Time) []GroupLag {
 			gl.Partitions = append(gl.Partitions, pl)
 		}
 		out = append(out, gl)
+	}
+	if len(remote) == 0 {
+		return out
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	ends := c.Remote.EndOffsets(ctx, remoteTPs)
+	for _, r := range remote {
+		g := &out[r.group]
+		pl := &g.Partitions[r.index]
+		end, ok := ends[pl.Topic][pl.Partition]
+		if !ok {
+			continue // unreadable now: no lag is better than a wrong one
+		}
+		pl.EndOffset, pl.Lag = end, max(end-pl.CurrentOffset, 0)
+		if pl.Lag > 0 {
+			if ts, ok := c.stamps.timestampRemote(ctx, c.Remote, pl.Topic, pl.Partition, pl.CurrentOffset); ok {
+				pl.LagSeconds = max(float64(now.UnixMilli()-ts)/1000, 0)
+			}
+		}
+		g.TotalLag += pl.Lag
+		g.MaxLagSecs = max(g.MaxLagSecs, pl.LagSeconds)
+	}
+	// Drop the remote partitions whose end could not be read.
+	for gi := range out {
+		out[gi].Partitions = slices.DeleteFunc(out[gi].Partitions, func(p PartitionLag) bool { return p.EndOffset < 0 })
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package lag
 
 import (
+	"context"
 	"sync"
 
 	"github.com/vltava/vltava/internal/partition"
@@ -31,14 +32,29 @@ const maxStamps = 1 << 16
 // offset gives the next record's time, which is what the consumer will
 // see.
 func (c *timestampCache) timestampAt(p *partition.Partition, offset int64) (int64, bool) {
-	k := stampKey{p.Topic, p.Index, offset}
+	return c.cached(stampKey{p.Topic, p.Index, offset}, func() (int64, bool) { return readTimestamp(p, offset) })
+}
+
+// timestampRemote is timestampAt for a partition hosted elsewhere, read
+// from its leader.
+func (c *timestampCache) timestampRemote(ctx context.Context, r Remote, topic string, partition int32, offset int64) (int64, bool) {
+	return c.cached(stampKey{topic, partition, offset}, func() (int64, bool) {
+		data, ok := r.Batches(ctx, topic, partition, offset)
+		if !ok {
+			return 0, false
+		}
+		return timestampIn(data, offset)
+	})
+}
+
+func (c *timestampCache) cached(k stampKey, read func() (int64, bool)) (int64, bool) {
 	c.mu.Lock()
 	ts, ok := c.m[k]
 	c.mu.Unlock()
 	if ok {
 		return ts, true
 	}
-	ts, ok = readTimestamp(p, offset)
+	ts, ok = read()
 	if !ok {
 		return 0, false
 	}
@@ -56,7 +72,12 @@ func readTimestamp(p *partition.Partition, offset int64) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	data := res.Data
+	return timestampIn(res.Data, offset)
+}
+
+// timestampIn finds the timestamp of the first record at or after offset
+// in whole record batches.
+func timestampIn(data []byte, offset int64) (int64, bool) {
 	for len(data) > 0 {
 		hdr, batch, rest, err := record.NextBatch(data)
 		if err != nil {

@@ -20,9 +20,28 @@ import (
 // observability is the node's admin listener (admin.listeners) and what it
 // serves: /metrics, /v1/health, /v1/consumer-lag, /debug/pprof.
 type observability struct {
-	http    *httpapi.Server
-	lag     *lag.Evaluator // nil on a controller-only node
-	metrics *metrics.Registry
+	http      *httpapi.Server
+	lag       *lag.Evaluator     // nil on a controller-only node
+	lagClient *lag.ClusterClient // reads partitions hosted elsewhere; may be nil
+	metrics   *metrics.Registry
+}
+
+// ownListener is this broker's own address for its internal client: the
+// inter-broker listener's, else the first client listener's.
+func (n *Node) ownListener() string {
+	if n.server == nil {
+		return ""
+	}
+	addrs := n.server.Addrs()
+	if a, ok := addrs[n.cfg.InterBrokerListenerName]; ok {
+		return a.String()
+	}
+	for _, l := range n.cfg.Listeners {
+		if a, ok := addrs[l.Name]; ok {
+			return a.String()
+		}
+	}
+	return ""
 }
 
 // startObservability binds the admin listener. It runs before the node is
@@ -46,7 +65,15 @@ func (n *Node) startObservability() error {
 		parts := &state.Partitions{All: n.partitions.All, Level: o.metrics.Level()}
 		o.metrics.Register(parts)
 		o.metrics.AddFamilyWriter(parts)
-		o.lag = lag.NewEvaluator(&lag.Computer{Groups: n.groups, Partitions: n.partitions},
+		computer := &lag.Computer{Groups: n.groups, Partitions: n.partitions}
+		if seed := n.ownListener(); seed != "" {
+			// Partitions of a group not hosted here are read from their
+			// leaders, as any client of the cluster would.
+			if rc, err := lag.NewClusterClient([]string{seed}); err == nil {
+				computer.Remote, o.lagClient = rc, rc
+			}
+		}
+		o.lag = lag.NewEvaluator(computer,
 			time.Duration(n.cfg.MetricsConsumerLagSampleIntervalMs)*time.Millisecond)
 		o.metrics.Register(&lag.Collector{Evaluator: o.lag, PerPartition: o.metrics.Level().PerPartition()})
 	}
@@ -76,6 +103,9 @@ func (n *Node) startObservability() error {
 		}
 	})
 	if err := o.http.Start(); err != nil {
+		if o.lagClient != nil {
+			o.lagClient.Close()
+		}
 		if _, set := n.cfg.Raw["admin.listeners"]; set {
 			return err
 		}
@@ -153,6 +183,9 @@ func (n *Node) closeObservability() error {
 	}
 	if n.obs.lag != nil {
 		n.obs.lag.Close()
+	}
+	if n.obs.lagClient != nil {
+		n.obs.lagClient.Close()
 	}
 	return n.obs.http.Close()
 }

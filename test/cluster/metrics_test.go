@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // AdminURL is the node's admin listener (/metrics, /v1/health).
@@ -117,4 +120,55 @@ func TestMetricsReplicationState(t *testing.T) {
 	c.awaitClusterSum("kafka_controller_kafkacontroller_activecontrollercount", nil, 1, 30*time.Second)
 	c.Node(only).Restart()
 	c.awaitClusterSum("kafka_controller_kafkacontroller_offlinepartitionscount", nil, 0, 60*time.Second)
+}
+
+// TestConsumerLagOfPartitionsLedElsewhere commits offsets for a group on a
+// topic with one replica per partition spread over three brokers, so the
+// group's coordinator hosts at most one of them: its lag series must still
+// cover every partition (the others read from their leaders), and be
+// reported once across the cluster.
+func TestConsumerLagOfPartitionsLedElsewhere(t *testing.T) {
+	c := StartCluster(t)
+	c.createTopic("spread", 3, 1, nil)
+	cl := c.Client(kgo.DefaultProduceTopic("spread"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var recs []*kgo.Record
+	for p := int32(0); p < 3; p++ {
+		for i := 0; i < 10; i++ {
+			recs = append(recs, &kgo.Record{Partition: p, Value: []byte("v")})
+		}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	offsets := kadm.Offsets{}
+	for p := int32(0); p < 3; p++ {
+		offsets.Add(kadm.Offset{Topic: "spread", Partition: p, At: int64(p + 1), LeaderEpoch: -1})
+	}
+	waitFor(t, 60*time.Second, "committing the group's offsets", func() (bool, string) {
+		resp, err := c.Admin().CommitOffsets(ctx, "spread-group", offsets)
+		if err == nil {
+			err = resp.Error()
+		}
+		return err == nil, fmt.Sprint(err)
+	})
+	// Lag 9, 8 and 7: 24 in all, summed over every broker's series.
+	c.awaitClusterSum("kafka_consumergroup_lag", map[string]string{"consumergroup": "spread-group"}, 24, 60*time.Second)
+	for p, want := range map[string]float64{"0": 9, "1": 8, "2": 7} {
+		c.awaitClusterSum("kafka_consumergroup_lag", map[string]string{"consumergroup": "spread-group", "partition": p}, want, 10*time.Second)
+		// The time lag too: the age of the record at the committed offset,
+		// read from the partition's leader when it is elsewhere.
+		var age float64
+		for _, id := range c.responsive() {
+			v, _, err := scrapeNode(c.Node(id), "kafka_consumergroup_lag_seconds", map[string]string{"consumergroup": "spread-group", "partition": p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			age += v
+		}
+		if age <= 0 || age > 60 {
+			t.Errorf("partition %s: time lag %v s, want the age of its record at the committed offset", p, age)
+		}
+	}
 }
