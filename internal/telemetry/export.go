@@ -38,7 +38,7 @@ func (r *Receiver) WriteFamilies(w *metrics.GaugeWriter) {
 		for _, a := range c.resource {
 			base = append(base, metrics.Label{Name: promName(a.key), Value: a.value})
 		}
-		for _, s := range c.series {
+		for _, s := range c.series { // map order: samples are sorted below
 			name := promName(s.name)
 			f := families[name]
 			if f == nil {
@@ -60,6 +60,7 @@ func (r *Receiver) WriteFamilies(w *metrics.GaugeWriter) {
 	sort.Strings(names)
 	for _, n := range names {
 		f := families[n]
+		sort.Slice(f.samples, func(i, j int) bool { return labelsLess(f.samples[i].labels, f.samples[j].labels) })
 		// Gauges even for cumulative sums: the same lines serve the
 		// text format and OpenMetrics, where a counter's samples
 		// would have to be renamed (<family>_total); rate() works on
@@ -87,4 +88,16 @@ func dedupe(labels []metrics.Label) []metrics.Label {
 		}
 	}
 	return out
+}
+
+func labelsLess(a, b []metrics.Label) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			if a[i].Name != b[i].Name {
+				return a[i].Name < b[i].Name
+			}
+			return a[i].Value < b[i].Value
+		}
+	}
+	return len(a) < len(b)
 }

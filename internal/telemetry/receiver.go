@@ -55,10 +55,28 @@ type client struct {
 	terminated bool
 	subscribed int32 // the subscription id it was given
 	resource   []attr
-	series     []series
+	// series are the latest value of every series the client pushed,
+	// by name and attributes: clients leave out of a push what did not
+	// change or was zero since the last one (franz-go rolls its latency
+	// gauges per push), so a push updates series rather than replacing
+	// them all.
+	series map[string]series
 }
 
 type attr struct{ key, value string }
+
+// key identifies a series: its name and attributes.
+func (s series) key() string {
+	var b strings.Builder
+	b.WriteString(s.name)
+	for _, a := range s.attrs {
+		b.WriteByte(0)
+		b.WriteString(a.key)
+		b.WriteByte('=')
+		b.WriteString(a.value)
+	}
+	return b.String()
+}
 
 // series is one pushed data point, its latest value.
 type series struct {
@@ -180,7 +198,13 @@ func (r *Receiver) Accept(p Push) error {
 	if c == nil {
 		return kerr.UnknownSubscriptionID
 	}
-	c.lastPush, c.resource, c.series, c.clientID = r.now(), resource, points, p.ClientID
+	c.lastPush, c.resource, c.clientID = r.now(), resource, p.ClientID
+	if c.series == nil {
+		c.series = map[string]series{}
+	}
+	for _, pt := range points {
+		c.series[pt.key()] = pt
+	}
 	c.seen = c.lastPush
 	if p.Terminating {
 		// The client is closing: its last values go with it.
