@@ -2,10 +2,13 @@ package node
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vltava/vltava/internal/broker"
 	"github.com/vltava/vltava/internal/httpapi"
@@ -59,11 +62,18 @@ func (n *Node) startObservability() error {
 		NodeID:   n.cfg.NodeID,
 		PerTopic: level.PerTopic(), PerPartition: level.PerPartition(),
 	}
-	o.metrics.Register(ctrl)
+	// The collectors' descriptors are fixed; a registration error is a
+	// bug (two collectors claiming one series), not a runtime condition.
+	mustRegister := func(c prometheus.Collector) {
+		if err := o.metrics.Register(c); err != nil {
+			panic(fmt.Sprintf("metrics: %v", err))
+		}
+	}
+	mustRegister(ctrl)
 	o.metrics.AddFamilyWriter(ctrl)
 	if n.partitions != nil {
 		parts := &state.Partitions{All: n.partitions.All, Level: o.metrics.Level()}
-		o.metrics.Register(parts)
+		mustRegister(parts)
 		o.metrics.AddFamilyWriter(parts)
 		computer := &lag.Computer{Groups: n.groups, Partitions: n.partitions}
 		if seed := n.ownListener(); seed != "" {
@@ -75,7 +85,7 @@ func (n *Node) startObservability() error {
 		}
 		o.lag = lag.NewEvaluator(computer,
 			time.Duration(n.cfg.MetricsConsumerLagSampleIntervalMs)*time.Millisecond)
-		o.metrics.Register(&lag.Collector{Evaluator: o.lag, PerPartition: o.metrics.Level().PerPartition()})
+		mustRegister(&lag.Collector{Evaluator: o.lag, PerPartition: o.metrics.Level().PerPartition()})
 	}
 	if n.telemetry != nil {
 		o.metrics.AddFamilyWriter(n.telemetry)
