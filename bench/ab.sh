@@ -6,10 +6,13 @@
 #
 #   bench/ab.sh OLD_BINARY NEW_BINARY [RUNS] [-- extra --override flags for NEW]
 #
+# VLTAVA_AB_RECORD_SIZE sets the record size (default 1024 bytes).
+#
 # Build OLD from an earlier commit (git worktree add /tmp/old <commit> &&
 # (cd /tmp/old && go build -o /tmp/vltava-old ./cmd/vltava)).
 set -euo pipefail
 old=$1 new=$2 runs=${3:-3}
+size=${VLTAVA_AB_RECORD_SIZE:-1024}
 shift $(( $# >= 3 ? 3 : $# ))
 [[ ${1:-} == -- ]] && shift
 cli=$new
@@ -25,7 +28,7 @@ run() { # name binary [extra args]
 	for _ in $(seq 100); do "$cli" topics list --bootstrap-server 127.0.0.1:$port >/dev/null 2>&1 && break; sleep 0.1; done
 	"$cli" topics create b --partitions 1 --bootstrap-server 127.0.0.1:$port >/dev/null
 	t0=$(awk '{print $14+$15}' /proc/$pid/stat)
-	p=$("$cli" perf produce b --num-records 1000000 --record-size 1024 --acks 1 --json --bootstrap-server 127.0.0.1:$port 2>/dev/null)
+	p=$("$cli" perf produce b --num-records 1000000 --record-size "$size" --acks 1 --json --bootstrap-server 127.0.0.1:$port 2>/dev/null)
 	t1=$(awk '{print $14+$15}' /proc/$pid/stat)
 	c=$("$cli" perf consume b --num-records 1000000 --json --bootstrap-server 127.0.0.1:$port 2>/dev/null)
 	t2=$(awk '{print $14+$15}' /proc/$pid/stat)

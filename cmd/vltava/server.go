@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/logging"
 	"github.com/vltava/vltava/internal/node"
 )
 
@@ -41,13 +42,17 @@ node down cleanly.`,
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
 			}
-			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			slog.SetDefault(log)
-
 			cfg, warnings, err := config.LoadBroker(configFile, overrides)
 			if err != nil {
 				return err
 			}
+			// log.format; the loggers' levels change at run time through
+			// the broker-logger configs (internal/logging).
+			log, _, err := logging.New(os.Stderr, cfg.LogFormat, level)
+			if err != nil {
+				return err
+			}
+			slog.SetDefault(log)
 			for _, w := range warnings {
 				log.Warn(w)
 			}

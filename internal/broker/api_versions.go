@@ -60,6 +60,14 @@ func (b *Broker) handleApiVersions(_ context.Context, r *server.Request) (kmsg.R
 			return k.ApiKey == int16(kmsg.ConsumerGroupHeartbeat) || k.ApiKey == int16(kmsg.ConsumerGroupDescribe)
 		})
 	}
+	if b.telemetry == nil {
+		// KIP-714: without a telemetry receiver (telemetry.enable)
+		// the client-metrics APIs are not advertised, as Kafka's
+		// ApiVersionManager leaves them out.
+		resp.ApiKeys = slices.DeleteFunc(resp.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool {
+			return k.ApiKey == int16(kmsg.GetTelemetrySubscriptions) || k.ApiKey == int16(kmsg.PushTelemetry)
+		})
+	}
 	return resp, nil
 }
 

@@ -75,6 +75,13 @@ type Broker struct {
 	// (listener_scope.go).
 	interBrokerListener string
 
+	// loggers are the node's loggers (broker_logger.go); nil: broker
+	// logger configs are refused.
+	loggers LoggerLevels
+	// telemetry receives client metrics; nil: the KIP-714 APIs are not
+	// advertised.
+	telemetry TelemetryReceiver
+
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
 	// txnVerifier checks transactional produces with their coordinator
@@ -122,6 +129,11 @@ type Options struct {
 	// the transactional id's __transaction_state partition.
 	TxnVerifier TxnVerifier
 	Logger      *slog.Logger
+	// Loggers, if set, serves the broker-logger configs (broker_logger.go).
+	Loggers LoggerLevels
+	// Telemetry, if set (telemetry.enable), receives client metrics
+	// (KIP-714, get_telemetry_subscriptions.go).
+	Telemetry TelemetryReceiver
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -166,6 +178,8 @@ func New(o Options) *Broker {
 		leaderQuota:   o.LeaderQuota,
 		clientQuotas:  newClientQuotas(o.Config),
 		txnVerifier:   o.TxnVerifier,
+		loggers:       o.Loggers,
+		telemetry:     o.Telemetry,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),

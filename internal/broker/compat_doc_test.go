@@ -44,6 +44,7 @@ const (
 	suiteSecure  = "franz-go, kafka-python, librdkafka, kcat over SSL, SASL_SSL, SASL_PLAINTEXT (`test/compat/security_test.go`)"
 	suiteSASL    = "server: SASL state, raw v0 tokens, failures, re-authentication (`internal/server/sasl_test.go`)"
 	suiteTxnFail = "cluster: transaction state across a leader failover (`test/cluster/txn_failover_test.go`)"
+	suiteTelem   = "franz-go client metrics (`test/compat/telemetry_test.go`), receiver (`internal/telemetry`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -132,7 +133,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI}},
 	kmsg.ListTransactions: {"state and producer id filters, v1 duration (KIP-994), v2 transactional id regex (KIP-1152)",
 		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI}},
-	kmsg.DescribeConfigs: {"topics, brokers (\"\" = cluster defaults) and groups (KIP-848 consumer.session.timeout.ms / consumer.heartbeat.interval.ms, GROUP_CONFIG or DEFAULT_CONFIG from group.consumer.*); sources, synonyms, types, docs; no broker loggers",
+	kmsg.DescribeConfigs: {"topics, brokers (\"\" = cluster defaults) and groups (KIP-848 consumer.session.timeout.ms / consumer.heartbeat.interval.ms, GROUP_CONFIG or DEFAULT_CONFIG from group.consumer.*); sources, synonyms, types, docs; broker loggers (8): root and vltava.<component> with their levels, for this broker's id",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go")}},
 	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides; a repeated key takes its last value, as Kafka; groups as IncrementalAlterConfigs",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go")}},
@@ -142,8 +143,12 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{broker("alter_replica_log_dirs_test.go"), suiteJBOD}},
 	kmsg.CreatePartitions: {"raise a topic's partition count; answered once every live broker has applied it (within timeout_ms)",
 		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
-	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only); GROUP resources (32) take the KIP-848 consumer group keys, within the group.consumer.min/max bounds (INVALID_CONFIG with Kafka's message), for groups that need not exist; share.* keys are INVALID_CONFIG",
+	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only); GROUP resources (32) take the KIP-848 consumer group keys, within the group.consumer.min/max bounds (INVALID_CONFIG with Kafka's message), for groups that need not exist; share.* keys are INVALID_CONFIG; BROKER_LOGGER resources (8) SET or DELETE a logger's level on the broker itself (never forwarded), APPEND/SUBTRACT are INVALID_REQUEST",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go"), suiteCLI}},
+	kmsg.GetTelemetrySubscriptions: {"KIP-714, only with telemetry.enable (else not advertised): one subscription from telemetry.subscription.* for every client, a client instance id assigned when the client has none, gzip and zstd accepted",
+		[]string{suiteTelem}},
+	kmsg.PushTelemetry: {"KIP-714, only with telemetry.enable: OTLP MetricsData (gauges and sums) re-exported on /metrics; UNKNOWN_SUBSCRIPTION_ID, TELEMETRY_TOO_LARGE (telemetry.max.bytes), UNSUPPORTED_COMPRESSION_TYPE, INVALID_RECORD, INVALID_REQUEST after a terminating push",
+		[]string{suiteTelem}},
 	kmsg.DescribeCluster: {"brokers only: endpoint type 2 (controllers) is UNSUPPORTED_ENDPOINT_TYPE",
 		[]string{broker("admin_test.go"), suiteCLI}},
 	kmsg.FindCoordinator: {"group and transaction keys (batched keys v4+); creates __consumer_offsets (__transaction_state) on first use with offsets.topic.replication.factor (transaction.state.log.replication.factor) replicas (COORDINATOR_NOT_AVAILABLE until that many brokers are registered)",

@@ -92,7 +92,7 @@ func (b *Broker) describeResource(img *metadata.Image, typ int8, name string) ([
 		}
 		return config.DescribeGroup(b.cfg, img.GroupConfig(name)), nil
 	case resourceBrokerLogger:
-		return nil, fmt.Errorf("%w: broker logger configs are not supported", kerr.InvalidRequest)
+		return b.describeBrokerLoggers(name) // broker_logger.go
 	default:
 		return nil, fmt.Errorf("%w: unsupported resource type %d", kerr.InvalidRequest, typ)
 	}

@@ -51,6 +51,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
@@ -161,6 +162,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 				return resp, nil
 			}
 			resp.Topics = out
+			countFetched(img, out, regions, reader.replicaID >= 0)
 			if r.Version >= 16 {
 				b.addFetchLeaderHints(img, resp, listenerOf(r))
 			}
@@ -180,11 +182,13 @@ func (b *Broker) handleFetch(ctx context.Context, r *server.Request) (kmsg.Respo
 		}
 		timer := time.NewTimer(wait)
 		parkedFrom := time.Now()
+		metrics.FetchParked()
 		select {
 		case <-waiter.C:
 		case <-timer.C:
 		case <-ctx.Done():
 		}
+		metrics.FetchUnparked()
 		timer.Stop()
 		parked(ctx, parkedFrom)
 	}

@@ -32,6 +32,9 @@ const (
 )
 
 func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	if resp, ok := b.splitLoggerResources(ctx, r); ok { // broker_logger.go
+		return resp, nil
+	}
 	if fwd, ok := b.forwardToController(ctx, r); ok {
 		return fwd, nil
 	}
@@ -52,6 +55,9 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *server.Re
 }
 
 func (b *Broker) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
+	if rr.ResourceType == resourceBrokerLogger {
+		return b.alterBrokerLoggers(rr, validateOnly)
+	}
 	img := b.meta.Image()
 	next, err := b.currentConfigs(img, int8(rr.ResourceType), rr.ResourceName)
 	if err != nil {

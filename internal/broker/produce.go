@@ -69,6 +69,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/security/acl"
@@ -146,6 +147,8 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 		// waiting partition by partition costs no more than the slowest.
 		wctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
 		parkedFrom := time.Now()
+		metrics.ProduceParked()
+		defer metrics.ProduceUnparked()
 		for _, w := range waits {
 			errs[w.topic][w.partition] = w.p.AwaitReplication(wctx, w.required)
 		}
@@ -158,6 +161,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *server.Request) (kmsg.Res
 	for ti := range resp.Topics {
 		for pi := range resp.Topics[ti].Partitions {
 			err := errs[ti][pi]
+			countProduce(img, resp.Topics[ti].Topic, err)
 			if err == nil {
 				continue
 			}
@@ -239,10 +243,14 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 			return nil, 0, err // nil data: no complete message, nothing to append
 		}
 	}
-	info, err := p.AppendTxn(data, req.Acks, req.Version, storage.TxnAppend{Guard: txn.guard})
+	info, dropped := dropAckedWrite(p) // test-only fault switch, fault_drop.go
+	if !dropped {
+		info, err = p.AppendTxn(data, req.Acks, req.Version, storage.TxnAppend{Guard: txn.guard})
+	}
 	if err != nil {
 		return nil, 0, err
 	}
+	countAppended(topic, info, len(rp.Records), req.Version < firstBatchProduceVersion)
 	sp.BaseOffset = info.BaseOffset
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset

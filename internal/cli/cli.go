@@ -61,6 +61,7 @@ func Commands() []*cobra.Command {
 		newFeaturesCommand(),
 		newACLsCommand(),
 		newTransactionsCommand(),
+		newVerifyCommand(),
 	}
 	for _, c := range cmds {
 		addGlobalFlags(c)

@@ -27,6 +27,8 @@ type configResource struct {
 	// quota is a client quota entity (users, clients, ips:
 	// configs_quotas.go); the other fields are then unset.
 	quota *quotaTarget
+	// brokerLogger: broker's loggers (configs_broker_logger.go).
+	brokerLogger bool
 }
 
 func topicResource(name string) configResource { return configResource{topic: name, broker: -1} }
@@ -41,6 +43,8 @@ func (r configResource) String() string {
 		return fmt.Sprintf("group %q", r.group)
 	case r.brokerDefaults:
 		return "broker defaults"
+	case r.brokerLogger:
+		return fmt.Sprintf("broker %d's loggers", r.broker)
 	default:
 		return fmt.Sprintf("broker %d", r.broker)
 	}
@@ -59,6 +63,8 @@ func (r configResource) describe(ctx context.Context, cl *kgo.Client, adm *kadm.
 		rcs, err = adm.DescribeTopicConfigs(ctx, r.topic)
 	case r.brokerDefaults:
 		rcs, err = adm.DescribeBrokerConfigs(ctx)
+	case r.brokerLogger:
+		rcs, err = describeBrokerLoggers(ctx, cl, r.broker)
 	default:
 		rcs, err = adm.DescribeBrokerConfigs(ctx, r.broker)
 	}
@@ -100,6 +106,8 @@ func alterConfigs(ctx context.Context, cl *kgo.Client, adm *kadm.Client, r confi
 		resps, err = adm.AlterTopicConfigs(ctx, alters, r.topic)
 	case r.brokerDefaults:
 		resps, err = adm.AlterBrokerConfigs(ctx, alters)
+	case r.brokerLogger:
+		resps, err = alterBrokerLoggers(ctx, cl, alters, r.broker)
 	default:
 		resps, err = adm.AlterBrokerConfigs(ctx, alters, r.broker)
 	}
@@ -143,6 +151,7 @@ type resourceFlags struct {
 	broker         int32
 	brokerDefaults bool
 	group          string
+	brokerLogger   int32
 
 	// ents are kafka-configs.sh's --entity-type/--entity-name/
 	// --entity-default, in the order given.
@@ -155,6 +164,7 @@ func (f *resourceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.brokerDefaults, "broker-defaults", false, "use the cluster-wide broker defaults")
 	cmd.Flags().StringVar(&f.group, "group", "", "consumer group whose configs (KIP-848) to use; it need not exist yet")
 	f.ents.register(cmd.Flags())
+	cmd.Flags().Int32Var(&f.brokerLogger, "broker-logger", -1, "broker id whose loggers' levels to use (Kafka's --broker-logger)")
 }
 
 // fromEntity maps kafka-configs.sh's entity flags onto the selectors.
@@ -165,7 +175,7 @@ func (f *resourceFlags) fromEntity() error {
 		}
 		return nil
 	}
-	if f.topic != "" || f.broker >= 0 || f.brokerDefaults || f.group != "" {
+	if f.topic != "" || f.broker >= 0 || f.brokerDefaults || f.group != "" || f.brokerLogger >= 0 {
 		return errors.New("give --entity-type/--entity-name or --topic/--broker/--broker-defaults/--group, not both")
 	}
 	if f.ents.isQuotaEntity() {
@@ -192,6 +202,15 @@ func (f *resourceFlags) fromEntity() error {
 			return errors.New("--entity-type groups has no default entity")
 		}
 		f.group = entityName
+	case "broker-loggers":
+		if entityDefault {
+			return errors.New("--entity-type broker-loggers has no default entity")
+		}
+		n, err := strconv.ParseInt(entityName, 10, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--entity-name %q: want a broker id", entityName)
+		}
+		f.brokerLogger = int32(n)
 	case "brokers":
 		if entityDefault {
 			f.brokerDefaults = true
@@ -203,7 +222,7 @@ func (f *resourceFlags) fromEntity() error {
 		}
 		f.broker = int32(n)
 	default:
-		return fmt.Errorf("--entity-type %q is not supported: use topics, brokers, groups, users, clients or ips", f.ents.types[0])
+		return fmt.Errorf("--entity-type %q is not supported: use topics, brokers, broker-loggers, groups, users, clients or ips", f.ents.types[0])
 	}
 	return nil
 }
@@ -229,8 +248,14 @@ func (f *resourceFlags) resource() (configResource, error) {
 	if f.group != "" {
 		n++
 	}
+	if f.brokerLogger >= 0 {
+		n++
+	}
 	if n != 1 {
-		return configResource{}, errors.New("give exactly one of --topic, --broker, --broker-defaults or --group")
+		return configResource{}, errors.New("give exactly one of --topic, --broker, --broker-defaults, --broker-logger or --group")
+	}
+	if f.brokerLogger >= 0 {
+		return configResource{broker: f.brokerLogger, brokerLogger: true}, nil
 	}
 	return configResource{topic: f.topic, broker: f.broker, brokerDefaults: f.brokerDefaults, group: f.group}, nil
 }
@@ -313,6 +338,8 @@ func isOverride(r configResource, s kmsg.ConfigSource) bool {
 		return s == kmsg.ConfigSourceGroupConfig
 	case r.brokerDefaults:
 		return s == kmsg.ConfigSourceDynamicDefaultBrokerConfig
+	case r.brokerLogger:
+		return true // kafka-configs.sh lists every logger
 	default:
 		return s == kmsg.ConfigSourceDynamicBrokerConfig
 	}

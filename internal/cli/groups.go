@@ -102,9 +102,12 @@ type partitionOffset struct {
 	CurrentOffset int64  `json:"current_offset"`
 	LogEndOffset  int64  `json:"log_end_offset"`
 	Lag           int64  `json:"lag"`
-	MemberID      string `json:"member_id,omitempty"`
-	ClientID      string `json:"client_id,omitempty"`
-	Host          string `json:"host,omitempty"`
+	// TimeLagSeconds is the age of the record at the committed offset
+	// (groups_time_lag.go); -1 when unknown.
+	TimeLagSeconds float64 `json:"time_lag_seconds"`
+	MemberID       string  `json:"member_id,omitempty"`
+	ClientID       string  `json:"client_id,omitempty"`
+	Host           string  `json:"host,omitempty"`
 }
 
 // groupAPIError explains a failure of a group request; clusters without
@@ -230,6 +233,9 @@ several or --all-groups an array.`,
 				}
 				descs = append(descs, d)
 			}
+			if !members && !state {
+				in.addTimeLags(in.ctx, descs)
+			}
 			if in.json {
 				if len(in.args) == 1 && !all {
 					return writeJSON(in.stdout, descs[0])
@@ -279,10 +285,10 @@ func printGroup(in *invocation, d groupDescription, members bool) error {
 		}
 		return t.flush()
 	}
-	t := newTable(in.stdout, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
+	t := newTable(in.stdout, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "TIME-LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
 	for _, o := range d.Offsets {
 		t.row(o.Topic, o.Partition, dashIfNegative(o.CurrentOffset), dashIfNegative(o.LogEndOffset),
-			dashIfNegative(o.Lag), o.MemberID, o.Host, o.ClientID)
+			dashIfNegative(o.Lag), formatTimeLag(o.TimeLagSeconds), o.MemberID, o.Host, o.ClientID)
 	}
 	return t.flush()
 }

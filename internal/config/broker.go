@@ -171,6 +171,17 @@ type Broker struct {
 	SuperUsers                []string `config:"super.users"`
 	AllowEveryoneIfNoACLFound bool     `config:"allow.everyone.if.no.acl.found"`
 	EarlyStartListeners       []string `config:"early.start.listeners"`
+	// Observability (Vltava's own keys, observability.go).
+	AdminListeners                     []HTTPListener `config:"admin.listeners"`
+	AdminPprofEnable                   bool           `config:"admin.pprof.enable"`
+	MetricsPartitionLevel              string         `config:"metrics.partition.level"` // partition, topic or broker
+	MetricsConsumerLagSampleIntervalMs int64          `config:"metrics.consumer.lag.sample.interval.ms"`
+	LogFormat                          string         `config:"log.format"` // text or json
+	LogRequestSampleRate               float64        `config:"log.request.sample.rate"`
+	TelemetryEnable                    bool           `config:"telemetry.enable"`
+	TelemetrySubscriptionMetrics       []string       `config:"telemetry.subscription.metrics"`
+	TelemetrySubscriptionIntervalMs    int32          `config:"telemetry.subscription.interval.ms"`
+	TelemetryMaxBytes                  int32          `config:"telemetry.max.bytes"`
 
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
@@ -448,6 +459,9 @@ func (b *Broker) fill() error {
 	b.TransactionPartitionVerificationEnable = boolean("transaction.partition.verification.enable")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
+	if err := b.fillObservability(str); err != nil {
+		return err
+	}
 
 	// log.dirs wins over log.dir; Vltava's ./data default applies only when
 	// neither is set.

@@ -336,6 +336,7 @@ func init() {
 			dynamicBrokerKeys[syns[0].name] = true
 		}
 	}
+	brokerDefList = append(brokerDefList, observabilityDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {

@@ -83,6 +83,9 @@ func WriteMarkdown(w io.Writer) error {
 		if d.TopicSynonym != "" {
 			desc += fmt.Sprintf(" Default for topic config `%s`.", d.TopicSynonym)
 		}
+		if d.VltavaOnly {
+			desc = "**Vltava's own key** (Kafka has none). " + desc
+		}
 		dyn := "yes"
 		switch {
 		case d.ReadOnly:

@@ -127,6 +127,8 @@ type Def struct {
 	TopicSynonym string
 	// Valid describes the allowed values in words ("[14,...]"), for docs.
 	Valid string
+	// VltavaOnly marks a key Apache Kafka does not have (observability.go).
+	VltavaOnly bool
 
 	rule rule
 }

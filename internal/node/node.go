@@ -47,6 +47,7 @@ import (
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/storage"
 	"github.com/vltava/vltava/internal/txn"
+	"github.com/vltava/vltava/internal/telemetry"
 )
 
 // Node is a running broker, controller, or both (process.roles). The
@@ -87,6 +88,12 @@ type Node struct {
 	dirs dirFailures
 	// listenerSec is each listener's TLS and SASL (listener_security.go).
 	listenerSec map[string]listenerSecurity
+	// obs is the admin listener and its metrics (observability.go); nil
+	// without admin.listeners.
+	obs *observability
+	// telemetry receives client metrics (KIP-714); nil unless
+	// telemetry.enable.
+	telemetry *telemetry.Receiver
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -299,6 +306,8 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Ready:        n.ready,
 		LeaderQuota:  quotas.Leader,
 		Logger:       log.With("component", "broker"),
+		Loggers:      loggerLevels(log),
+		Telemetry:    n.telemetryReceiver(),
 	})
 	n.handler = b
 	n.brokerAPIs = b
@@ -327,6 +336,8 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		SendBuffer:     int(cfg.SocketSendBufferBytes),
 		ReceiveBuffer:  int(cfg.SocketReceiveBufferBytes),
 		ConnectionRate: ipConnectionRate(cfg, n.meta),
+
+		RequestLogSampleRate: cfg.LogRequestSampleRate,
 	}, b, log.With("component", "server"))
 	n.connQuotasMu.Lock()
 	n.server, n.connQuotas = srv, quotas0
@@ -338,6 +349,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 	for name, addr := range n.server.Addrs() {
 		log.Info("listening", "listener", name, "addr", addr.String())
+	}
+	if err := n.startObservability(); err != nil {
+		return nil, err
 	}
 	if isController(cfg) {
 		// Before registering: the other brokers (and this one) register
@@ -431,6 +445,9 @@ func (n *Node) startControllerOnly() error {
 		Logger:       n.log.With("component", "broker"),
 	})
 	if err := n.serveControllerAPIs(b); err != nil {
+		return err
+	}
+	if err := n.startObservability(); err != nil {
 		return err
 	}
 	close(n.ready)
@@ -727,6 +744,7 @@ func (n *Node) closeAll(controlled bool) error {
 		}
 		n.lifecycle.Close()
 	}
+	errs = append(errs, n.closeObservability())
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
 	}

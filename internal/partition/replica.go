@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/storage"
 )
 
@@ -290,7 +291,11 @@ func (p *Partition) maybeExpandISRLocked(s *settings, id int32, f *followerState
 	}
 	proposed := append(slices.Clone(s.isr), id)
 	slices.Sort(proposed)
-	return p.proposeLocked(s, proposed, proposed)
+	change := p.proposeLocked(s, proposed, proposed)
+	if change != nil {
+		metrics.IsrExpanded() // IsrExpandsPerSec, counted as proposed
+	}
+	return change
 }
 
 // maybeShrinkISR proposes dropping ISR members that have not caught up for
@@ -320,6 +325,9 @@ func (p *Partition) maybeShrinkISR() {
 		// While a shrink is pending the committed (larger) ISR still
 		// bounds the high watermark, as in Kafka.
 		change = p.proposeLocked(s, keep, s.isr)
+		if change != nil {
+			metrics.IsrShrunk() // IsrShrinksPerSec, counted as proposed
+		}
 		p.env.logger.Info("shrinking ISR", "topic", p.Topic, "partition", p.Index, "isr", s.isr, "out_of_sync", out, "proposed", keep)
 	}
 	p.mu.Unlock()

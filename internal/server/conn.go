@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/security"
 )
 
@@ -86,6 +88,8 @@ func newConn(srv *Server, l *listener, nc net.Conn, id uint64) *conn {
 // request returns. readLoop holds at most one frame beyond the one being
 // handled, which bounds a pipelining client's memory here.
 func (c *conn) serve() {
+	metrics.ConnectionOpened(c.info.Listener)
+	defer metrics.ConnectionClosed(c.info.Listener)
 	if !c.authenticateTransport() {
 		c.cancel()
 		c.nc.Close()
@@ -278,8 +282,12 @@ func (c *conn) handleFrame(frame []byte) (keepOpen bool) {
 		Received:      received,
 		Size:          len(frame),
 	}
+	metrics.RequestStarted()
 	resp, err := c.callHandler(r)
+	metrics.RequestDone(h.key, version, time.Since(received))
+	c.maybeLogRequest(r, len(frame), received)
 	if err != nil {
+		metrics.RequestFailed(h.key)
 		c.log.Warn("closing connection", "api", kmsg.NameForKey(h.key), "version", version, "err", err)
 		return false
 	}

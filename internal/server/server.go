@@ -58,6 +58,9 @@ type Config struct {
 	// closed. Zero means IdleTimeout (connections.max.idle.ms, which in
 	// Kafka closes a client that stalls its handshake); both zero: none.
 	AuthenticationTimeout time.Duration
+	// RequestLogSampleRate is log.request.sample.rate: the fraction of
+	// requests logged at debug level (request_log.go).
+	RequestLogSampleRate float64
 }
 
 // Server owns the listeners and their connections.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/storage/vfs"
 )
@@ -477,6 +478,8 @@ func (l *Log) Flush() error {
 }
 
 func (l *Log) flushLocked() error {
+	start := time.Now()
+	defer func() { metrics.LogFlushed(time.Since(start)) }()
 	l.mu.Lock()
 	if l.mu.closed {
 		l.mu.Unlock()

@@ -154,6 +154,8 @@ type clusterOptions struct {
 	logDirs int
 	// faultTrigger sets the storage fault test hook (Node.FaultTriggerFile).
 	faultTrigger bool
+	// env is added to every node's environment (WithEnv).
+	env []string
 	// dynamic forms the quorum the KIP-853 way (WithDynamicQuorum); the
 	// nodes in later are formatted to join later and not started.
 	dynamic bool
@@ -188,6 +190,12 @@ func WithLogDirs(n int) Option { return func(o *clusterOptions) { o.logDirs = n 
 // node: I/O under the dirs listed in Node.FaultTriggerFile fails.
 func WithFaultTrigger() Option { return func(o *clusterOptions) { o.faultTrigger = true } }
 
+// WithEnv sets an environment variable of every node (a test hook such as
+// broker.DropAckedWritesEnv).
+func WithEnv(key, value string) Option {
+	return func(o *clusterOptions) { o.env = append(o.env, key+"="+value) }
+}
+
 // WithDynamicQuorum configures every node with
 // controller.quorum.bootstrap.servers (the initial controllers' endpoints)
 // instead of controller.quorum.voters, and formats their storage before the
@@ -220,6 +228,8 @@ type Node struct {
 	c       *Cluster
 	dataDir string
 	output  *capturedOutput
+	// admin is the node's admin listener (/metrics), metrics_test.go.
+	admin string
 
 	mu struct {
 		sync.Mutex
@@ -257,7 +267,8 @@ func StartCluster(t testing.TB, opts ...Option) *Cluster {
 	c := &Cluster{t: t, bin: bin, topo: o.topo, opts: o}
 	root := t.TempDir()
 	for id := int32(1); id <= int32(o.nodes); id++ {
-		c.nodes = append(c.nodes, &Node{ID: id, c: c, dataDir: filepath.Join(root, fmt.Sprintf("node-%d", id)), output: &capturedOutput{}})
+		c.nodes = append(c.nodes, &Node{ID: id, c: c, dataDir: filepath.Join(root, fmt.Sprintf("node-%d", id)), output: &capturedOutput{},
+			admin: freeport.Addr(t)})
 	}
 	t.Cleanup(c.cleanup)
 	t.Logf("starting %d-node cluster (%s)", o.nodes, o.topo.describe())
@@ -457,6 +468,7 @@ func (c *Cluster) config(n *Node) [][2]string {
 		{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"},
 		{quorumKey, quorumValue},
 		{"log.dirs", strings.Join(n.LogDirs(), ",")},
+		{"admin.listeners", "http://" + n.admin},
 	}
 	kv = append(kv, baseOverrides...)
 	return append(kv, c.opts.overrides...)
@@ -707,6 +719,12 @@ func (n *Node) exec() error {
 	cmd := n.c.topo.command(n.ID, n.c.bin, n.c.args(n))
 	if n.c.opts.faultTrigger {
 		cmd.Env = append(os.Environ(), "VLTAVA_TEST_FAULT_TRIGGER_FILE="+n.FaultTriggerFile())
+	}
+	if len(n.c.opts.env) > 0 {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, n.c.opts.env...)
 	}
 	cmd.Stdout = n.output
 	cmd.Stderr = n.output
