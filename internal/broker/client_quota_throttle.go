@@ -37,6 +37,7 @@ import (
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/controller"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/security/quota"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -71,7 +72,10 @@ func (b *Broker) throttleProduce(r *server.Request) int32 {
 		return 0
 	}
 	d := q.Record(quota.Produce, r.Conn.Principal.Name, r.ClientID, float64(r.Size))
-	r.Conn.Throttle(d)
+	if d > 0 {
+		r.Conn.Throttle(d)
+		metrics.QuotaThrottled("Produce", d)
+	}
 	return throttleMillis(d)
 }
 
@@ -101,6 +105,7 @@ func (b *Broker) throttleFetch(r *server.Request, reader fetchReader, size int) 
 	if d > 0 {
 		q.Unrecord(quota.Fetch, user, r.ClientID, float64(size))
 		r.Conn.Throttle(d)
+		metrics.QuotaThrottled("Fetch", d)
 	}
 	return d
 }
@@ -147,6 +152,7 @@ func (b *Broker) handleMeasured(ctx context.Context, a api, r *server.Request) (
 	d := q.Record(quota.Request, r.Conn.Principal.Name, r.ClientID, busy.Seconds()*100)
 	if d > 0 {
 		r.Conn.Throttle(d)
+		metrics.QuotaThrottled("Request", d)
 		if tr, ok := resp.(kmsg.ThrottleResponse); ok && err == nil {
 			if cur, _ := tr.Throttle(); throttleMillis(d) > cur {
 				resp.(kmsg.SetThrottleResponse).SetThrottle(throttleMillis(d))

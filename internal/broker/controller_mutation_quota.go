@@ -29,6 +29,7 @@ import (
 
 	"github.com/vltava/vltava/internal/controller"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/security/quota"
 	"github.com/vltava/vltava/internal/server"
 )
@@ -73,6 +74,7 @@ func (b *Broker) handleMutationQuota(ctx context.Context, next handlerFunc, r *s
 	}
 	if _, d := q.MutationAllowed(user, r.ClientID); d > 0 {
 		r.Conn.Throttle(d)
+		metrics.QuotaThrottled("ControllerMutation", d)
 		if tr, ok := resp.(kmsg.ThrottleResponse); ok {
 			if cur, _ := tr.Throttle(); throttleMillis(d) > cur {
 				resp.(kmsg.SetThrottleResponse).SetThrottle(throttleMillis(d))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/security"
 	"github.com/vltava/vltava/internal/security/sasl"
 )
@@ -162,6 +163,7 @@ func (s *SASLSession) Authenticate(ctx context.Context, token []byte) (reply []b
 		if !errors.Is(err, sasl.ErrAuthentication) {
 			return nil, false, 0, err
 		}
+		metrics.AuthenticationFailed(s.info.Listener, s.mech.Name())
 		if d := s.cfg.FailedAuthenticationDelay; d > 0 {
 			t := time.NewTimer(d)
 			select {
@@ -175,6 +177,7 @@ func (s *SASLSession) Authenticate(ctx context.Context, token []byte) (reply []b
 	}
 	if done {
 		lifetime = s.lifetime()
+		metrics.AuthenticationSucceeded(s.info.Listener, s.mech.Name())
 	}
 	return reply, done, lifetime, nil
 }
