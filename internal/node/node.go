@@ -46,8 +46,8 @@ import (
 	"github.com/vltava/vltava/internal/replication"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/storage"
-	"github.com/vltava/vltava/internal/txn"
 	"github.com/vltava/vltava/internal/telemetry"
+	"github.com/vltava/vltava/internal/txn"
 )
 
 // Node is a running broker, controller, or both (process.roles). The
