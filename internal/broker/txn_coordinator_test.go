@@ -77,11 +77,12 @@ func TestFindTransactionCoordinator(t *testing.T) {
 	}
 }
 
-// TestTransactionCoordinatorNeedsReplicas: with Kafka's default
-// replication factor of 3 a single node does not create
-// __transaction_state and answers COORDINATOR_NOT_AVAILABLE.
+// TestTransactionCoordinatorNeedsReplicas: with a replication factor of 3
+// (Kafka's default, set explicitly: a single-voter node defaults to 1) a
+// single node does not create __transaction_state and answers
+// COORDINATOR_NOT_AVAILABLE.
 func TestTransactionCoordinatorNeedsReplicas(t *testing.T) {
-	tn := startNode(t, nil)
+	tn := startNode(t, map[string]string{"transaction.state.log.replication.factor": "3"})
 	c := tn.dial()
 	if got := findTxnCoordinator(c, "t"); got.ErrorCode != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("FindCoordinator = %+v, want COORDINATOR_NOT_AVAILABLE", got)
