@@ -99,6 +99,8 @@ type userScram struct {
 	Iterations int32  `json:"iterations"`
 }
 
+// describeUserScram prints user's SCRAM credentials in kafka-configs.sh's
+// form, after its quotas: nothing when it has none, as kafka-configs.sh.
 func describeUserScram(in *invocation, adm *kadm.Client, user string) error {
 	res, err := adm.DescribeUserSCRAMs(in.ctx, user)
 	if err != nil {
@@ -121,7 +123,6 @@ func describeUserScram(in *invocation, adm *kadm.Client, user string) error {
 		return writeJSON(in.stdout, rows)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintf(in.stdout, "No SCRAM credentials for user-principal '%s'.\n", user)
 		return nil
 	}
 	parts := make([]string, len(rows))
