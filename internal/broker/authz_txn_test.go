@@ -113,3 +113,43 @@ func TestDescribeTransactionsHidesTopics(t *testing.T) {
 		t.Fatalf("with DESCRIBE on both, topics described %v, want both", got)
 	}
 }
+
+// TestProduceVerificationRefusedAtCoordinator: the partition leader's
+// verification (AddPartitionsToTxn v4, sent to the inter-broker PLAINTEXT
+// listener as User:ANONYMOUS) needs CLUSTER_ACTION; refused, the producer
+// gets INVALID_TXN_STATE as from Kafka, never CLUSTER_AUTHORIZATION_FAILED,
+// and nothing is appended; granted, the same produce succeeds.
+func TestProduceVerificationRefusedAtCoordinator(t *testing.T) {
+	an := startAuthzNode(t, txnProps)
+	an.createTopics("orders")
+	an.awaitTxnProducer("tx-v")
+	an.addACLs(txnACL("tx-v", acl.OpWrite), topicACL("orders", acl.OpWrite))
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID, init.TransactionTimeoutMillis, init.ProducerID, init.ProducerEpoch = kmsg.StringPtr("tx-v"), 60000, -1, -1
+	ip := an.call(alice, versioned(4, init)).(*kmsg.InitProducerIDResponse)
+	if ip.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v", kerr.ErrorForCode(ip.ErrorCode))
+	}
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch = "tx-v", ip.ProducerID, ip.ProducerEpoch
+	rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+	rt.Topic, rt.Partitions = "orders", []int32{0}
+	add.Topics = append(add.Topics, rt)
+	if code := an.call(alice, versioned(3, add)).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("AddPartitionsToTxn: %v", kerr.ErrorForCode(code))
+	}
+	produce := func() int16 {
+		req := txnProduce(t, "orders", 0, ip.ProducerID, ip.ProducerEpoch, 0, "v")
+		req.TransactionID = kmsg.StringPtr("tx-v")
+		return first(an.call(alice, versioned(9, req)))
+	}
+	if got := produce(); got != kerr.InvalidTxnState.Code {
+		t.Fatalf("produce with the verification refused: %v, want INVALID_TXN_STATE", kerr.ErrorForCode(got))
+	}
+	anonymous := clusterACL(acl.OpClusterAction)
+	anonymous.Principal = "User:ANONYMOUS"
+	an.addACLs(anonymous)
+	if got := produce(); got != 0 {
+		t.Fatalf("produce with the verification allowed: %v", kerr.ErrorForCode(got))
+	}
+}
