@@ -54,11 +54,13 @@ func newAuthorizer(o Options) *acl.Authorizer {
 }
 
 // warnAnonymousReplication logs, at start, what a PLAINTEXT inter-broker
-// listener implies: followers fetch as User:ANONYMOUS, and a follower's
-// fetch needs CLUSTER_ACTION on the cluster (Kafka's rule), so without
-// that principal among the super users, or an ACL granting it, or
-// allow.everyone.if.no.acl.found with no cluster ACLs, replication is
-// refused.
+// listener implies: followers fetch as User:ANONYMOUS, and so do the
+// transaction coordinator's WriteTxnMarkers and the partition leaders'
+// AddPartitionsToTxn v4+ (KIP-890 verification); each needs
+// CLUSTER_ACTION on the cluster (Kafka's rule), so without that principal
+// among the super users, or an ACL granting it, or
+// allow.everyone.if.no.acl.found with no cluster ACLs, replication and
+// transactions are refused.
 func warnAnonymousReplication(o Options, supers []security.Principal) {
 	if o.Config.AllowEveryoneIfNoACLFound || slices.Contains(supers, security.Anonymous) {
 		return
@@ -67,7 +69,7 @@ func warnAnonymousReplication(o Options, supers []security.Principal) {
 	for _, l := range o.Config.Listeners {
 		if l.Name == name && l.SecurityProtocol == "PLAINTEXT" {
 			if o.Logger != nil {
-				o.Logger.Warn("the inter-broker listener is PLAINTEXT, so follower fetches act as User:ANONYMOUS and need CLUSTER_ACTION on the cluster: add it to super.users or grant it with an ACL",
+				o.Logger.Warn("the inter-broker listener is PLAINTEXT, so follower fetches, transaction markers and transaction verification act as User:ANONYMOUS and need CLUSTER_ACTION on the cluster: add it to super.users or grant it with an ACL",
 					"listener", name)
 			}
 			return

@@ -6,7 +6,8 @@ package broker
 // change; the controller does not see the principal) and answered with
 // their authorization error, the rest is handled as usual and the refusals
 // are added to its answer. Kafka answers these APIs per resource the same
-// way.
+// way. The transaction APIs are checked by the same means
+// (authorize_txn.go).
 
 import (
 	"context"
@@ -33,6 +34,14 @@ var resourceFilters = map[int16]resourceFilter{
 	int16(kmsg.DescribeConfigs):         filterDescribeConfigs,
 	int16(kmsg.AlterConfigs):            filterAlterConfigs,
 	int16(kmsg.IncrementalAlterConfigs): filterIncrementalAlterConfigs,
+	// The transaction APIs (authorize_txn.go).
+	int16(kmsg.AddPartitionsToTxn):   filterAddPartitionsToTxn,
+	int16(kmsg.AddOffsetsToTxn):      filterAddOffsetsToTxn,
+	int16(kmsg.EndTxn):               filterEndTxn,
+	int16(kmsg.TxnOffsetCommit):      filterTxnOffsetCommit,
+	int16(kmsg.DescribeTransactions): filterDescribeTransactions,
+	int16(kmsg.ListTransactions):     filterListTransactions,
+	int16(kmsg.DescribeProducers):    filterDescribeProducers,
 }
 
 // handleFiltered runs a handler behind its resource filter.

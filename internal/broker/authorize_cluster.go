@@ -7,6 +7,7 @@ package broker
 
 import (
 	"reflect"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,6 +29,12 @@ var clusterChecks = map[int16]kmsg.ACLOperation{
 	int16(kmsg.DescribeLogDirs):            acl.OpDescribe,
 	int16(kmsg.DescribeClientQuotas):       acl.OpDescribeConfigs,
 	int16(kmsg.AlterClientQuotas):          acl.OpAlterConfigs,
+	// KIP-554: SCRAM credentials are cluster resources.
+	int16(kmsg.DescribeUserSCRAMCredentials): acl.OpDescribe,
+	int16(kmsg.AlterUserSCRAMCredentials):    acl.OpAlter,
+	// A transaction coordinator writing markers (KafkaApis
+	// handleWriteTxnMarkersRequest).
+	int16(kmsg.WriteTxnMarkers): acl.OpClusterAction,
 	// The inter-broker RPCs, on the inter-broker listener (the quorum
 	// port answers them as the control plane's).
 	int16(kmsg.BrokerRegistration):   acl.OpClusterAction,
@@ -37,10 +44,22 @@ var clusterChecks = map[int16]kmsg.ACLOperation{
 	int16(kmsg.AssignReplicasToDirs): acl.OpClusterAction,
 }
 
+// clusterCheck is the cluster operation r needs as a whole, if any.
+func clusterCheck(r *server.Request) (kmsg.ACLOperation, bool) {
+	if r.Key == int16(kmsg.AddPartitionsToTxn) && r.Version >= 4 {
+		// KIP-890: v4+ comes from partition leaders verifying (or
+		// adding) a producer's partitions, so Kafka asks CLUSTER_ACTION
+		// instead of the client's WRITE checks (authorize_txn.go).
+		return acl.OpClusterAction, true
+	}
+	op, ok := clusterChecks[r.Key]
+	return op, ok
+}
+
 // clusterRefused returns the refusal of r if it needs an operation on the
 // cluster its principal may not perform, else nil.
 func (b *Broker) clusterRefused(r *server.Request) kmsg.Response {
-	op, ok := clusterChecks[r.Key]
+	op, ok := clusterCheck(r)
 	if !ok || b.allowedCluster(r, op) {
 		return nil
 	}
@@ -91,6 +110,52 @@ func (b *Broker) clusterRefused(r *server.Request) kmsg.Response {
 				}
 				out.Topics = append(out.Topics, rt)
 			}
+		}
+		return out
+	case *kmsg.WriteTxnMarkersRequest:
+		// Kafka's error response: every partition of every marker.
+		out := resp.(*kmsg.WriteTxnMarkersResponse)
+		for _, m := range req.Markers {
+			rm := kmsg.NewWriteTxnMarkersResponseMarker()
+			rm.ProducerID = m.ProducerID
+			for _, t := range m.Topics {
+				rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+					rp.Partition, rp.ErrorCode = p, code
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				rm.Topics = append(rm.Topics, rt)
+			}
+			out.Markers = append(out.Markers, rm)
+		}
+		return out
+	case *kmsg.DescribeUserSCRAMCredentialsRequest:
+		// The top-level error, and each named user's result carries it.
+		out := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
+		out.ErrorCode = code
+		for _, u := range req.Users {
+			res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode = u.Name, code
+			out.Results = append(out.Results, res)
+		}
+		return out
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		// One result per user named, sorted, as Kafka's error response.
+		out := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
+		var users []string
+		for _, d := range req.Deletions {
+			users = append(users, d.Name)
+		}
+		for _, u := range req.Upsertions {
+			users = append(users, u.Name)
+		}
+		slices.Sort(users)
+		for _, u := range slices.Compact(users) {
+			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode = u, code
+			out.Results = append(out.Results, res)
 		}
 		return out
 	}

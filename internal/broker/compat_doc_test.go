@@ -45,6 +45,7 @@ const (
 	suiteSASL    = "server: SASL state, raw v0 tokens, failures, re-authentication (`internal/server/sasl_test.go`)"
 	suiteTxnFail = "cluster: transaction state across a leader failover (`test/cluster/txn_failover_test.go`)"
 	suiteTelem   = "franz-go client metrics (`test/compat/telemetry_test.go`), receiver (`internal/telemetry`)"
+	suiteACLTxn  = "franz-go transactions under ACLs over SASL_PLAINTEXT (`test/compat/acl_txn_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -85,7 +86,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteJBOD}},
 	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids; inter-broker listener only",
 		[]string{suiteCtrl, broker("listener_scope_test.go")}},
-	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id) verified with the coordinator before a transaction's first append (KIP-890 part 1, AddPartitionsToTxn verify_only; INVALID_TXN_STATE, TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_EPOCH, PRODUCER_FENCED; nothing appended on error); v12 (KIP-890 part 2) adds the partition to the transaction",
+	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id) verified with the coordinator before a transaction's first append (KIP-890 part 1, AddPartitionsToTxn verify_only; INVALID_TXN_STATE, TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_EPOCH, PRODUCER_FENCED; INVALID_TXN_STATE when the coordinator refuses this broker CLUSTER_ACTION, as Kafka; nothing appended on error); v12 (KIP-890 part 2) adds the partition to the transaction",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go"), broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
 	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); zstd data below v10 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110); v0-v3 (removed by Kafka 4, KIP-896) down-converted to message format v0/v1 as Kafka 3.9 did, uncompressed and without headers, unless message.downconversion.enable=false (UNSUPPORTED_VERSION); replica fetches on the inter-broker listener only (elsewhere TOPIC_AUTHORIZATION_FAILED); read_committed stops at the last stable offset and returns aborted_transactions from the .txnindex, still sent with sendfile",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, suiteTxn, suiteTxnFail, broker("txn_markers_test.go"), broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go"), broker("listener_scope_test.go")}},
@@ -109,10 +110,10 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteSASL, suiteSecure}},
 	kmsg.SASLAuthenticate: {"KIP-152/368: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; a failure is SASL_AUTHENTICATION_FAILED after connection.failed.authentication.delay.ms, one message whether or not the user exists, then the connection closes; v1+ session_lifetime_ms from connections.max.reauth.ms, re-authentication keeps mechanism and principal",
 		[]string{suiteSASL, suiteSecure}},
-	kmsg.AlterUserSCRAMCredentials: {"KIP-554 on the active controller (forwarded): salted passwords become UserScramCredentialRecords; per-user results with UNACCEPTABLE_CREDENTIAL, UNSUPPORTED_SASL_MECHANISM, DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND; answered once this node's image has the change",
-		[]string{suiteSecure, suiteCLI}},
-	kmsg.DescribeUserSCRAMCredentials: {"KIP-554 from the metadata image: mechanisms and iterations (never salts or keys), all users or the named ones; RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE",
-		[]string{suiteSecure, suiteCLI}},
+	kmsg.AlterUserSCRAMCredentials: {"KIP-554 on the active controller (forwarded): salted passwords become UserScramCredentialRecords; per-user results with UNACCEPTABLE_CREDENTIAL, UNSUPPORTED_SASL_MECHANISM, DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND; answered once this node's image has the change; ALTER on the cluster",
+		[]string{suiteSecure, suiteCLI, broker("authz_table_test.go")}},
+	kmsg.DescribeUserSCRAMCredentials: {"KIP-554 from the metadata image: mechanisms and iterations (never salts or keys), all users or the named ones; RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE; DESCRIBE on the cluster",
+		[]string{suiteSecure, suiteCLI, broker("authz_table_test.go")}},
 	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0-2 (2 at bootstrap, as Kafka 4.0)",
 		[]string{broker("features_test.go"), suiteCLI}},
 	kmsg.CreateTopics: {"defaults -1/-1 (KIP-464), validate-only, configs returned (v5+), topic id (v7); answered once every live broker has applied it (within timeout_ms)",
@@ -123,16 +124,16 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go"), broker("fetch_test.go")}},
 	kmsg.InitProducerID: {"idempotent producers; transactional ids: epoch bump fencing the previous instance and aborting its open transaction, KIP-360 retries with the producer id and epoch, a new producer id on epoch exhaustion, INVALID_TRANSACTION_TIMEOUT above transaction.max.timeout.ms; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v4",
 		[]string{suiteFranz, suiteLibrd, broker("admin_test.go"), broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn}},
-	kmsg.AddPartitionsToTxn: {"v0-v3 from clients; v4+ batched from partition leaders: VerifyOnly (KIP-890 part 1) answers NONE or, for a partition not in the transaction, INVALID_TXN_STATE (v4) / TRANSACTION_ABORTABLE (v5, as Kafka 4.0), without it (part 2) adds; an unknown partition fails the request (OPERATION_NOT_ATTEMPTED for the rest); PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2",
-		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn}},
-	kmsg.AddOffsetsToTxn: {"adds the group's __consumer_offsets partition to the transaction",
-		[]string{suiteTxnU, suiteTxn}},
-	kmsg.EndTxn: {"Prepare record, answer, WriteTxnMarkers to every partition leader (batched per broker, retried, following leader moves), Complete record; CONCURRENT_TRANSACTIONS meanwhile; v5 (KIP-890 part 2, transaction.version 2): epoch bump per EndTxn, new producer id on overflow",
-		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn}},
-	kmsg.DescribeTransactions: {"state, timeout, start time, producer id and epoch, partitions; TRANSACTIONAL_ID_NOT_FOUND, NOT_COORDINATOR",
-		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI}},
-	kmsg.ListTransactions: {"state and producer id filters, v1 duration (KIP-994), v2 transactional id regex (KIP-1152)",
-		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI}},
+	kmsg.AddPartitionsToTxn: {"v0-v3 from clients; v4+ batched from partition leaders: VerifyOnly (KIP-890 part 1) answers NONE or, for a partition not in the transaction, INVALID_TXN_STATE (v4) / TRANSACTION_ABORTABLE (v5, as Kafka 4.0), without it (part 2) adds; an unknown partition fails the request (OPERATION_NOT_ATTEMPTED for the rest); PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2; ACLs: v0-v3 WRITE on the transactional id and on each topic (a refused topic fails the request), v4+ CLUSTER_ACTION",
+		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn, broker("authz_table_test.go"), broker("authz_txn_test.go")}},
+	kmsg.AddOffsetsToTxn: {"adds the group's __consumer_offsets partition to the transaction; WRITE on the transactional id, READ on the group",
+		[]string{suiteTxnU, suiteTxn, broker("authz_table_test.go"), suiteACLTxn}},
+	kmsg.EndTxn: {"Prepare record, answer, WriteTxnMarkers to every partition leader (batched per broker, retried, following leader moves), Complete record; CONCURRENT_TRANSACTIONS meanwhile; v5 (KIP-890 part 2, transaction.version 2): epoch bump per EndTxn, new producer id on overflow; WRITE on the transactional id",
+		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn, broker("authz_table_test.go"), suiteACLTxn}},
+	kmsg.DescribeTransactions: {"state, timeout, start time, producer id and epoch, partitions; TRANSACTIONAL_ID_NOT_FOUND, NOT_COORDINATOR; DESCRIBE on each transactional id, partitions of topics without DESCRIBE left out",
+		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI, broker("authz_table_test.go"), broker("authz_txn_test.go")}},
+	kmsg.ListTransactions: {"state and producer id filters, v1 duration (KIP-994), v2 transactional id regex (KIP-1152); only the ids with DESCRIBE are listed",
+		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI, broker("authz_table_test.go")}},
 	kmsg.DescribeConfigs: {"topics, brokers (\"\" = cluster defaults) and groups (KIP-848 consumer.session.timeout.ms / consumer.heartbeat.interval.ms, GROUP_CONFIG or DEFAULT_CONFIG from group.consumer.*); sources, synonyms, types, docs; broker loggers (8): root and vltava.<component> with their levels, for this broker's id",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go")}},
 	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides; a repeated key takes its last value, as Kafka; groups as IncrementalAlterConfigs",
@@ -165,12 +166,12 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteGroups, suiteCLI, suiteGroupU}},
 	kmsg.OffsetFetch: {"all partitions when topics is null; multi-group (v8+); require_stable (v7+): UNSTABLE_OFFSET_COMMIT while a transactional offset is pending",
 		[]string{suiteGroups, suiteCLI, suiteGroupU, broker("txn_markers_test.go")}},
-	kmsg.TxnOffsetCommit: {"offsets in the producer's transaction, pending until the commit marker, dropped on abort, reloaded from __consumer_offsets by the same rule; KIP-447 generation, member and instance checks (v3+); verified with the transaction coordinator (KIP-890), v5 adds the offsets partition",
-		[]string{suiteGroupU, broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
-	kmsg.WriteTxnMarkers: {"inter-broker listener only: commit/abort control batches with the coordinator epoch, waited for as acks=all; aborted transactions into the .txnindex; __consumer_offsets markers complete the group's pending offsets; INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED; a v2 transaction_version 2 marker must bump the epoch (KIP-890 part 2)",
-		[]string{suiteTxn, suiteTxnFail, broker("txn_markers_test.go")}},
-	kmsg.DescribeProducers: {"KIP-664: active producers of partitions led here, with their open transaction's first offset",
-		[]string{broker("txn_markers_test.go")}},
+	kmsg.TxnOffsetCommit: {"offsets in the producer's transaction, pending until the commit marker, dropped on abort, reloaded from __consumer_offsets by the same rule; KIP-447 generation, member and instance checks (v3+); verified with the transaction coordinator (KIP-890), v5 adds the offsets partition; WRITE on the transactional id, READ on the group and on each topic",
+		[]string{suiteGroupU, broker("txn_markers_test.go"), broker("txn_verify_test.go"), broker("authz_table_test.go"), broker("authz_txn_test.go"), suiteACLTxn}},
+	kmsg.WriteTxnMarkers: {"inter-broker listener only: commit/abort control batches with the coordinator epoch, waited for as acks=all; aborted transactions into the .txnindex; __consumer_offsets markers complete the group's pending offsets; INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED; a v2 transaction_version 2 marker must bump the epoch (KIP-890 part 2); CLUSTER_ACTION",
+		[]string{suiteTxn, suiteTxnFail, broker("txn_markers_test.go"), broker("authz_table_test.go"), suiteACLTxn}},
+	kmsg.DescribeProducers: {"KIP-664: active producers of partitions led here, with their open transaction's first offset; READ on the topic",
+		[]string{broker("txn_markers_test.go"), broker("authz_table_test.go")}},
 	kmsg.OffsetDelete: {"GROUP_SUBSCRIBED_TO_TOPIC while the group consumes the topic",
 		[]string{suiteGroups, suiteGroupU}},
 	kmsg.DescribeGroups: {"members with metadata and assignments; authorized operations",
@@ -227,7 +228,11 @@ GROUP_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED,
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED); Metadata lists only the topics the
 principal may describe, and Metadata, DescribeGroups,
 ConsumerGroupDescribe and DescribeCluster fill their authorized-operations
-fields from the ACLs. ACLs live in the metadata log
+fields from the ACLs. SaslHandshake and SaslAuthenticate are not
+authorized (they run before the connection has a principal, as in
+Kafka). On a PLAINTEXT inter-broker listener the broker's own
+WriteTxnMarkers and AddPartitionsToTxn v4+ act as User:ANONYMOUS and need
+CLUSTER_ACTION, as follower fetches do. ACLs live in the metadata log
 (AccessControlEntryRecord), replicated to every node. Exercised by
 ` + "`internal/broker/authz_table_test.go`" + ` (every API × resource × operation),
 ` + "`internal/security/acl`" + `, kafka-python's admin client and producer and kcat

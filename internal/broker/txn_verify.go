@@ -162,6 +162,13 @@ func (v *coordinatorVerifier) VerifyTransaction(ctx context.Context, img *metada
 		return fmt.Errorf("%w: asking the transaction coordinator at %s: %v", kerr.CoordinatorNotAvailable, addr, err)
 	}
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		if errors.Is(err, kerr.ClusterAuthorizationFailed) {
+			// This broker lacks CLUSTER_ACTION at the coordinator, which
+			// the producer cannot act on: Kafka's AddPartitionsToTxnManager
+			// answers INVALID_TXN_STATE (the verification did not
+			// complete) rather than expose the cluster refusal.
+			return fmt.Errorf("%w: the transaction coordinator refused this broker's verification: %v", kerr.InvalidTxnState, err)
+		}
 		return err
 	}
 	for _, rt := range resp.Transactions {
