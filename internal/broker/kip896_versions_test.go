@@ -1,8 +1,13 @@
 package broker_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
+	"github.com/vltava/vltava/internal/testing/poll"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -93,9 +98,17 @@ func TestVersionsKafka4Removed(t *testing.T) {
 		group  string
 		offset int64
 	}{{0, "offsets-only", 1}, {1, "old-group", 2}} {
-		if ec := commit(tt.v, tt.group, tt.offset); ec != 0 {
-			t.Fatalf("OffsetCommit v%d: error %d", tt.v, ec)
-		}
+		// The group's __consumer_offsets partition may still be loading
+		// (COORDINATOR_LOAD_IN_PROGRESS), which clients retry.
+		poll.Until(t, 10*time.Second, fmt.Sprintf("OffsetCommit v%d", tt.v), func() error {
+			if ec := commit(tt.v, tt.group, tt.offset); ec != 0 {
+				if ec == kerr.CoordinatorLoadInProgress.Code {
+					return fmt.Errorf("error %d", ec)
+				}
+				t.Fatalf("OffsetCommit v%d: error %d", tt.v, ec)
+			}
+			return nil
+		})
 		if got := fetchCommitted(tt.group); got != tt.offset {
 			t.Errorf("after OffsetCommit v%d: OffsetFetch v0 says %d, want %d", tt.v, got, tt.offset)
 		}
