@@ -430,8 +430,12 @@ func (o *verifyOptions) startKiller(ctx context.Context, stderr io.Writer) func(
 			}
 			cmd := exec.CommandContext(ctx, "sh", "-c", o.killCommand)
 			cmd.Stdout, cmd.Stderr = stderr, stderr
-			if err := cmd.Run(); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(stderr, "\n--kill-command: %v\n", err)
+			if err := cmd.Run(); err != nil {
+				// A run cut short by the end of verification (its
+				// context cancelled) is not a kill either.
+				if ctx.Err() == nil {
+					fmt.Fprintf(stderr, "\n--kill-command: %v\n", err)
+				}
 				continue
 			}
 			kills++
