@@ -18,7 +18,10 @@ package broker
 // producer's pending transactional offsets visible (commit) or drops them
 // (abort). v2's transaction_version 2 (KIP-890 part 2) marks a marker
 // whose producer epoch is the transaction's bumped one: a marker at the
-// data's own epoch is INVALID_PRODUCER_EPOCH, as Kafka refuses it.
+// epoch of the open transaction's data is INVALID_PRODUCER_EPOCH, as Kafka
+// refuses it, while one at the epoch a previous marker already bumped to
+// (no transaction open) is that marker again, from a coordinator that took
+// over, and is accepted.
 
 import (
 	"context"

@@ -389,3 +389,45 @@ func TestTV2VerificationSurvivesTheMarkerOfItsEpoch(t *testing.T) {
 		t.Fatalf("a guard across a marker of another epoch: %v, want INVALID_TXN_STATE", err)
 	}
 }
+
+// TestTV2MarkerRetriedAfterCoordinatorFailover (KIP-890 part 2): a
+// transaction.version 2 marker, at the bumped epoch, that a new
+// coordinator writes again after the previous one had written it (the
+// failover reloads the transaction prepared and sends all its markers) is
+// accepted, completing nothing, so the new coordinator can complete the
+// transaction. A marker at the epoch of an open transaction's data is
+// still a zombie's.
+func TestTV2MarkerRetriedAfterCoordinatorFailover(t *testing.T) {
+	l := openTestLog(t, t.TempDir(), testConfig(), OpenOptions{})
+	defer l.Close()
+	g, _ := l.StartTransactionVerification(7, 0, true)
+	first, _, err := l.AppendTxnUnflushed(txnData(7, 0, 0, 2), 0, TxnAppend{Guard: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bumped := TxnAppend{MarkerBumpsEpoch: true}
+	if _, _, err := l.AppendTxnUnflushed(marker(t, 7, 1, false, 0), 0, bumped); err != nil {
+		t.Fatalf("the marker: %v", err)
+	}
+	// The coordinator is killed before its Complete record; the next
+	// one, at coordinator epoch 1, writes the marker again.
+	if _, _, err := l.AppendTxnUnflushed(marker(t, 7, 1, false, 1), 0, bumped); err != nil {
+		t.Fatalf("the marker again from the new coordinator: %v, want it accepted", err)
+	}
+	l.AdvanceHighWatermark(l.LogEndOffset())
+	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 1 || got[0].FirstOffset != first.BaseOffset {
+		t.Fatalf("aborted transactions: %+v, want the one transaction once", got)
+	}
+	if got := l.LastStableOffset(); got != l.LogEndOffset() {
+		t.Fatalf("LSO %d, want the log end %d", got, l.LogEndOffset())
+	}
+	// The next transaction, at the bumped epoch, is open: a marker at its
+	// own epoch is refused.
+	g1, _ := l.StartTransactionVerification(7, 1, true)
+	if _, _, err := l.AppendTxnUnflushed(txnData(7, 1, 0, 1), 0, TxnAppend{Guard: g1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.AppendTxnUnflushed(marker(t, 7, 1, true, 1), 0, bumped); !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("a tv2 marker at the open transaction's epoch: %v, want INVALID_PRODUCER_EPOCH", err)
+	}
+}

@@ -322,15 +322,24 @@ func (m *producerStateManager) checkTransaction(h *record.Header, guard Verifica
 // (ProducerAppendInfo.appendEndTxnMarker): a producer epoch older than the
 // current one is INVALID_PRODUCER_EPOCH, and so is one not above it for a
 // transaction.version 2 marker (bumpsEpoch, KIP-890 part 2: each
-// transaction ends with an epoch bump, so a marker at the data's epoch is a
-// zombie's); a coordinator epoch older than the one of the producer's last
-// marker is TRANSACTION_COORDINATOR_FENCED.
+// transaction ends with an epoch bump, so a marker at the epoch of the
+// open transaction's data is a zombie's); a coordinator epoch older than
+// the one of the producer's last marker is TRANSACTION_COORDINATOR_FENCED.
+//
+// A transaction.version 2 marker at the current epoch with no transaction
+// open is the same marker again: the coordinator that took over after a
+// failover sends the markers of every transaction it loads prepared, and
+// the previous coordinator may have written them already (the marker set
+// the producer's epoch to its bumped one). It completes nothing and is
+// accepted, as a retried transaction.version 1 marker is; refusing it would
+// leave the new coordinator unable to complete the transaction, which
+// would then stay prepared and the transactional id unusable.
 func (m *producerStateManager) checkMarker(producerID int64, epoch int16, coordinatorEpoch int32, bumpsEpoch bool) error {
 	e := m.producers[producerID]
 	if e == nil {
 		return nil
 	}
-	if epoch < e.epoch || (bumpsEpoch && epoch == e.epoch) {
+	if epoch < e.epoch || (bumpsEpoch && epoch == e.epoch && e.currentTxnFirstOffset >= 0) {
 		return fmt.Errorf("%w: marker for producer %d has epoch %d, current epoch %d", kerr.InvalidProducerEpoch, producerID, epoch, e.epoch)
 	}
 	if coordinatorEpoch < e.coordinatorEpoch {

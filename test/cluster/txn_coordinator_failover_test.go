@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -45,13 +44,6 @@ func TestTransactionCoordinatorFailover(t *testing.T) {
 	}
 	for _, tv := range []int16{1, 2} {
 		t.Run(fmt.Sprintf("transaction.version=%d", tv), func(t *testing.T) {
-			if tv == 2 && os.Getenv("VLTAVA_TEST_TV2_FAILOVER") == "" {
-				// Known bug (issue 10): at transaction.version 2, after
-				// the coordinator is SIGKILLed the producer's next
-				// transactions time out instead of resuming. Set
-				// VLTAVA_TEST_TV2_FAILOVER=1 to run it.
-				t.Skip("known: transaction.version 2 does not recover from a coordinator kill yet")
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			// From the bootstrap level 2 down to 1 (a safe downgrade),
