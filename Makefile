@@ -47,7 +47,7 @@ compat:
 ## cluster: multi-node failure scenarios (3-4 nodes on 127.0.0.1; the
 ## network-partition test uses network namespaces, which need root).
 cluster:
-	$(GO) test -count=1 -timeout 15m ./test/cluster
+	$(GO) test -count=1 -timeout 25m ./test/cluster
 
 ## bench: the side-by-side benchmark (Vltava vs franz-go's kfake) and the
 ## machine's limits, as a markdown report (see docs/PERFORMANCE.md).
