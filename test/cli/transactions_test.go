@@ -131,7 +131,7 @@ func TestTransactionsHangingAndAbort(t *testing.T) {
 		served[k.ApiKey] = true
 	}
 	if !served[int16(kmsg.DescribeProducers)] || !served[int16(kmsg.WriteTxnMarkers)] {
-		t.Skip("the broker does not serve DescribeProducers and WriteTxnMarkers yet: the partition side of transactions")
+		t.Fatal("the broker does not serve DescribeProducers and WriteTxnMarkers")
 	}
 	ok(t, b, "", "topics", "create", "orders", "--partitions", "1")
 	ok(t, b, "plain\n", "produce", "orders")

@@ -18,7 +18,7 @@ func TestFranzTransactionFencing(t *testing.T) {
 	t.Parallel()
 	b := StartBroker(t, txnBrokerOptions...)
 	adm := newAdmin(t, b)
-	skipWithoutMarkers(t, adm)
+	requireMarkers(t, adm)
 	topic, id := uniqueTopic(t), uniqueTopic(t)+"-txn"
 	createTopic(t, adm, topic, 1, nil)
 	ctx := testContext(t, 60*time.Second)
@@ -61,7 +61,7 @@ func TestFranzTransactionTimeout(t *testing.T) {
 	b := StartBroker(t, append(txnBrokerOptions,
 		WithOverride("transaction.abort.timed.out.transaction.cleanup.interval.ms", "200"))...)
 	adm := newAdmin(t, b)
-	skipWithoutMarkers(t, adm)
+	requireMarkers(t, adm)
 	topic := uniqueTopic(t)
 	createTopic(t, adm, topic, 1, nil)
 	ctx := testContext(t, 60*time.Second)

@@ -32,9 +32,9 @@ var txnBrokerOptions = []Option{
 	WithOverride("transaction.state.log.min.isr", "1"),
 }
 
-// skipWithoutMarkers skips t when the broker does not serve WriteTxnMarkers
-// (the partition side of transactions is not built in this tree).
-func skipWithoutMarkers(t *testing.T, adm *kadm.Client) {
+// requireMarkers fails t when the broker does not serve WriteTxnMarkers,
+// which exactly-once needs.
+func requireMarkers(t *testing.T, adm *kadm.Client) {
 	t.Helper()
 	skipOnKfake(t, "transactions are exercised against Vltava")
 	vs, err := adm.ApiVersions(testContext(t, 10*time.Second))
@@ -46,7 +46,7 @@ func skipWithoutMarkers(t *testing.T, adm *kadm.Client) {
 			t.Fatalf("ApiVersions: %v", v.Err)
 		}
 		if _, ok := v.KeyMaxVersion(int16(kmsg.WriteTxnMarkers)); !ok {
-			t.Skip("the broker does not serve WriteTxnMarkers yet: exactly-once needs the partition side of transactions")
+			t.Fatal("the broker does not serve WriteTxnMarkers: exactly-once needs it")
 		}
 	}
 }
@@ -63,7 +63,7 @@ func TestFranzGroupTransactSession(t *testing.T) {
 func groupTransactSession(t *testing.T, tv int16) {
 	b := StartBroker(t, txnBrokerOptions...)
 	adm := newAdmin(t, b)
-	skipWithoutMarkers(t, adm)
+	requireMarkers(t, adm)
 	ctx := testContext(t, 120*time.Second)
 	if tv < 2 {
 		// Hide KIP-890 part 2: franz-go uses it only at level 2.

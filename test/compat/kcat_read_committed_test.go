@@ -23,7 +23,7 @@ func TestKcatReadCommittedTransactions(t *testing.T) {
 	requireTool(t, "kcat")
 	b := StartBroker(t, txnBrokerOptions...)
 	adm := newAdmin(t, b)
-	skipWithoutMarkers(t, adm)
+	requireMarkers(t, adm)
 	topic := uniqueTopic(t)
 	createTopic(t, adm, topic, 1, nil)
 	cl := newClient(t, b, kgo.TransactionalID(uniqueTopic(t)+"-txn"), kgo.MaxVersions(kversion.V3_9_0()),

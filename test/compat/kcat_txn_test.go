@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// requireTransactionCoordinator skips the test when the broker has no
+// requireTransactionCoordinator fails the test when the broker has no
 // transaction coordinator: FindCoordinator for a transactional id answers
 // COORDINATOR_NOT_AVAILABLE for 10 s. Any other answer (a coordinator, or
 // another error, which the test then meets) lets it run.
@@ -35,7 +35,7 @@ func requireTransactionCoordinator(t *testing.T, b *Broker) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Skip("no transaction coordinator: FindCoordinator(transaction) answered COORDINATOR_NOT_AVAILABLE for 10 s")
+			t.Fatal("no transaction coordinator: FindCoordinator(transaction) answered COORDINATOR_NOT_AVAILABLE for 10 s")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

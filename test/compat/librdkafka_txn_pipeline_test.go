@@ -23,7 +23,7 @@ func TestLibrdkafkaTransactionalPipeline(t *testing.T) {
 	requirePythonModule(t, "confluent_kafka", "python3-confluent-kafka")
 	b := StartBroker(t, txnBrokerOptions...)
 	adm := newAdmin(t, b)
-	skipWithoutMarkers(t, adm)
+	requireMarkers(t, adm)
 	in, out := uniqueTopic(t)+"-in", uniqueTopic(t)+"-out"
 	const inputs = 150
 	createTopic(t, adm, in, 3, nil)
