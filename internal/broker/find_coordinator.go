@@ -99,9 +99,14 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 	if err := b.ensureOffsetsTopic(ctx); err != nil {
 		return 0, "", 0, err
 	}
+	return b.partitionLeaderEndpoint(metadata.ConsumerOffsetsTopic, b.groups.PartitionFor(key), listener)
+}
+
+// partitionLeaderEndpoint is the leader of an internal topic's partition
+// (a coordinator) on listener: COORDINATOR_NOT_AVAILABLE without one.
+func (b *Broker) partitionLeaderEndpoint(topic string, partition int32, listener string) (int32, string, int32, error) {
 	img := b.meta.Image()
-	p := b.groups.PartitionFor(key)
-	pi, ok := img.Partition(metadata.ConsumerOffsetsTopic, p)
+	pi, ok := img.Partition(topic, partition)
 	if !ok || pi.Leader < 0 {
 		return 0, "", 0, kerr.CoordinatorNotAvailable
 	}
@@ -120,13 +125,22 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 // controller call. Once the topic exists the node's image listener keeps
 // the coordinator current, so a FindCoordinator does no more.
 func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
-	if _, ok := b.meta.Image().Topic(metadata.ConsumerOffsetsTopic); ok {
+	return b.ensureInternalTopic(ctx, metadata.ConsumerOffsetsTopic, b.createOffsetsTopic, b.groups.ApplyImage)
+}
+
+// ensureInternalTopic creates an internal topic (__consumer_offsets,
+// __transaction_state) with create if it does not exist, then hands the
+// image to its coordinator (apply). Concurrent callers share one creation
+// (the auto-creation singleflight, keyed by the topic's name), bounded by
+// request.timeout.ms; no lock is held across the controller call.
+func (b *Broker) ensureInternalTopic(ctx context.Context, topic string, create func(context.Context) error, apply func(*metadata.Image)) error {
+	if _, ok := b.meta.Image().Topic(topic); ok {
 		return nil
 	}
-	done := b.autoCreates.DoChan(metadata.ConsumerOffsetsTopic, func() (any, error) {
+	done := b.autoCreates.DoChan(topic, func() (any, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
 		defer cancel()
-		return nil, b.createOffsetsTopic(cctx)
+		return nil, create(cctx)
 	})
 	select {
 	case r := <-done:
@@ -134,10 +148,10 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
 			return r.Err
 		}
 	case <-ctx.Done():
-		return fmt.Errorf("%w: waiting for %s to be created: %v", kerr.CoordinatorNotAvailable, metadata.ConsumerOffsetsTopic, ctx.Err())
+		return fmt.Errorf("%w: waiting for %s to be created: %v", kerr.CoordinatorNotAvailable, topic, ctx.Err())
 	}
 	b.awaitMetadata(ctx)
-	b.groups.ApplyImage(b.meta.Image())
+	apply(b.meta.Image())
 	return nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -34,17 +33,7 @@ func (b *Broker) findTxnCoordinator(ctx context.Context, id, listener string) (i
 	if err := b.ensureTxnStateTopic(ctx); err != nil {
 		return 0, "", 0, err
 	}
-	img := b.meta.Image()
-	pi, ok := img.Partition(metadata.TransactionStateTopic, b.txns.PartitionFor(id))
-	if !ok || pi.Leader < 0 {
-		return 0, "", 0, kerr.CoordinatorNotAvailable
-	}
-	for _, ep := range b.brokerEndpoints(img, listener) {
-		if ep.NodeID == pi.Leader {
-			return ep.NodeID, ep.Host, ep.Port, nil
-		}
-	}
-	return 0, "", 0, kerr.CoordinatorNotAvailable
+	return b.partitionLeaderEndpoint(metadata.TransactionStateTopic, b.txns.PartitionFor(id), listener)
 }
 
 // ensureTxnStateTopic creates __transaction_state if it does not exist
@@ -52,25 +41,7 @@ func (b *Broker) findTxnCoordinator(ctx context.Context, id, listener string) (i
 // controller call) and then has the coordinator load its partitions led
 // here.
 func (b *Broker) ensureTxnStateTopic(ctx context.Context) error {
-	if _, ok := b.meta.Image().Topic(metadata.TransactionStateTopic); ok {
-		return nil
-	}
-	done := b.autoCreates.DoChan(metadata.TransactionStateTopic, func() (any, error) {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(b.cfg.RequestTimeoutMs)*time.Millisecond)
-		defer cancel()
-		return nil, b.createTxnStateTopic(cctx)
-	})
-	select {
-	case r := <-done:
-		if r.Err != nil {
-			return r.Err
-		}
-	case <-ctx.Done():
-		return fmt.Errorf("%w: waiting for %s to be created: %v", kerr.CoordinatorNotAvailable, metadata.TransactionStateTopic, ctx.Err())
-	}
-	b.awaitMetadata(ctx)
-	b.txns.ApplyImage(b.meta.Image())
-	return nil
+	return b.ensureInternalTopic(ctx, metadata.TransactionStateTopic, b.createTxnStateTopic, b.txns.ApplyImage)
 }
 
 func (b *Broker) createTxnStateTopic(ctx context.Context) error {
