@@ -1,14 +1,11 @@
 package txn
 
 import (
-	"context"
-	"fmt"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/storage"
 )
 
 // StateLog is the coordinator's access to the __transaction_state
@@ -26,8 +23,7 @@ type StateLog interface {
 }
 
 // PartitionLog is the StateLog over this broker's __transaction_state
-// partitions. Appends go straight to the partition: the produce handler's
-// refusal of client writes to internal topics does not apply here.
+// partitions (partition.InternalLog).
 type PartitionLog struct {
 	NodeID     int32
 	Partitions *partition.Manager
@@ -36,60 +32,25 @@ type PartitionLog struct {
 	Timeout time.Duration
 }
 
-func (l PartitionLog) led(p int32) (*partition.Partition, error) {
-	part := l.Partitions.Get(metadata.TransactionStateTopic, p)
-	if part == nil {
-		return nil, fmt.Errorf("%w: %s-%d is not hosted here", kerr.NotLeaderForPartition, metadata.TransactionStateTopic, p)
+func (l PartitionLog) log() partition.InternalLog {
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
 	}
-	if part.Leader() != l.NodeID {
-		return nil, fmt.Errorf("%w: %s-%d is led by %d", kerr.NotLeaderForPartition, metadata.TransactionStateTopic, p, part.Leader())
-	}
-	return part, nil
+	return partition.InternalLog{NodeID: l.NodeID, Partitions: l.Partitions, Topic: metadata.TransactionStateTopic, Timeout: timeout}
 }
-
-// produceVersion is the Produce version the coordinator's batches are
-// validated as (the newest; they are uncompressed).
-const produceVersion = 11
 
 // Append implements StateLog with acks=all, as Kafka's
 // TransactionStateManager appends (min.insync.replicas is
 // transaction.state.log.min.isr, the topic's config).
 func (l PartitionLog) Append(p int32, batch []byte) error {
-	part, err := l.led(p)
-	if err != nil {
-		return err
-	}
-	info, err := part.Append(batch, -1, produceVersion)
-	if err != nil {
-		return err
-	}
-	timeout := l.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return part.AwaitReplication(ctx, info.LastOffset+1)
+	return l.log().Append(p, batch, storage.TxnAppend{})
 }
 
 // Bounds implements StateLog.
-func (l PartitionLog) Bounds(p int32) (int64, int64, error) {
-	part, err := l.led(p)
-	if err != nil {
-		return 0, 0, err
-	}
-	return part.LogStartOffset(), part.HighWatermark(), nil
-}
+func (l PartitionLog) Bounds(p int32) (int64, int64, error) { return l.log().Bounds(p) }
 
 // Read implements StateLog.
 func (l PartitionLog) Read(p int32, offset int64, maxBytes int) ([]byte, error) {
-	part, err := l.led(p)
-	if err != nil {
-		return nil, err
-	}
-	res, err := part.Read(offset, maxBytes, true)
-	if err != nil {
-		return nil, err
-	}
-	return res.Data, nil
+	return l.log().Read(p, offset, maxBytes)
 }
