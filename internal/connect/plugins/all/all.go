@@ -1,0 +1,7 @@
+// Package all links every built-in Connect plugin into the binary: each
+// plugin package registers itself in its init function.
+package all
+
+import (
+	_ "github.com/vltava/vltava/internal/connect/plugins/json" // JsonConverter, SimpleHeaderConverter
+)
