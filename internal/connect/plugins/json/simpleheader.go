@@ -410,4 +410,3 @@ func looksNumeric(tok string) bool {
 	c := tok[0]
 	return (c >= '0' && c <= '9') || ((c == '-' || c == '+' || c == '.') && len(tok) > 1)
 }
-
