@@ -3,5 +3,6 @@
 package all
 
 import (
-	_ "github.com/vltava/vltava/internal/connect/plugins/json" // JsonConverter, SimpleHeaderConverter
+	_ "github.com/vltava/vltava/internal/connect/plugins/json"       // JsonConverter, SimpleHeaderConverter
+	_ "github.com/vltava/vltava/internal/connect/plugins/transforms" // Single Message Transforms and predicates
 )
