@@ -34,7 +34,6 @@ var (
 	strS  = &connect.Schema{Type: connect.String}
 	i32S  = &connect.Schema{Type: connect.Int32}
 	i64S  = &connect.Schema{Type: connect.Int64}
-	optS  = &connect.Schema{Type: connect.String, Optional: true}
 	f64S  = &connect.Schema{Type: connect.Float64}
 	boolS = &connect.Schema{Type: connect.Boolean}
 )
