@@ -4,5 +4,6 @@ package all
 
 import (
 	_ "github.com/vltava/vltava/internal/connect/plugins/json"       // JsonConverter, SimpleHeaderConverter
+	_ "github.com/vltava/vltava/internal/connect/plugins/spooldir"   // the CSV spool-directory source
 	_ "github.com/vltava/vltava/internal/connect/plugins/transforms" // Single Message Transforms and predicates
 )
