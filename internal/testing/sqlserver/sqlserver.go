@@ -261,3 +261,11 @@ func MariaDB(t testing.TB, opts ...Options) *Server {
 	s.JDBCURL = fmt.Sprintf("jdbc:mariadb://127.0.0.1:%d/%s", port, Database)
 	return s
 }
+
+// Quote quotes an identifier for the server's SQL dialect.
+func Quote(s *Server, id string) string {
+	if s.Driver == "mysql" {
+		return "`" + id + "`"
+	}
+	return `"` + id + `"`
+}
