@@ -194,7 +194,7 @@ func newPlugin(name string) (any, PluginInfo, error) {
 func NewConnector(name string) (Connector, PluginInfo, error) {
 	v, info, err := newPlugin(name)
 	if err != nil {
-		return nil, info, fmt.Errorf("failed to find any class that implements Connector and which name matches %s", name)
+		return nil, info, fmt.Errorf("Failed to find any class that implements Connector and which name matches %s", name)
 	}
 	c, ok := v.(Connector)
 	if !ok {

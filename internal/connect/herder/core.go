@@ -648,4 +648,3 @@ func (c *core) forget(name string) {
 	}
 	delete(c.topics, name)
 }
-

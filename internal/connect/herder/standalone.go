@@ -210,7 +210,9 @@ func (h *Standalone) Topics(name string) ([]string, error) { return h.topicsOf(n
 func (h *Standalone) ResetTopics(name string) error { return h.resetTopics(name) }
 
 // Offsets implements Herder.
-func (h *Standalone) Offsets(name string) (Offsets, worker.ConnectorKind, error) { return h.offsets(name) }
+func (h *Standalone) Offsets(name string) (Offsets, worker.ConnectorKind, error) {
+	return h.offsets(name)
+}
 
 // AlterOffsets implements Herder.
 func (h *Standalone) AlterOffsets(name string, offs Offsets, reset bool) (string, error) {

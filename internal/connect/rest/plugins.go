@@ -299,4 +299,3 @@ func (a *API) setLogger(w http.ResponseWriter, r *http.Request) {
 	a.mu.Unlock()
 	writeJSON(w, 200, []string{name})
 }
-

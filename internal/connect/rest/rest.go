@@ -33,7 +33,7 @@ type API struct {
 	levels *logging.Levels // nil: the loggers endpoints answer with root only
 	client *http.Client
 	commit string
-	mu sync.Mutex // guards loggerTimes
+	mu     sync.Mutex // guards loggerTimes
 	// loggerTimes is each logger's last_modified (ms), set by PUT.
 	loggerTimes map[string]int64
 }
