@@ -194,7 +194,7 @@ func newPlugin(name string) (any, PluginInfo, error) {
 func NewConnector(name string) (Connector, PluginInfo, error) {
 	v, info, err := newPlugin(name)
 	if err != nil {
-		return nil, info, fmt.Errorf("failed to find any class that implements Connector and which name matches %s", name)
+		return nil, info, fmt.Errorf("Failed to find any class that implements Connector and which name matches %s", name)
 	}
 	c, ok := v.(Connector)
 	if !ok {
@@ -216,11 +216,23 @@ func NewConverter(name string) (Converter, error) {
 	return c, nil
 }
 
+// HeaderConverterProvider is implemented by converters that are header
+// converters too (Kafka's StringConverter, ByteArrayConverter): the two
+// interfaces' Configure methods differ, so the converter hands out its
+// header-converter side. Registered as a converter, such a class is found
+// by NewHeaderConverter as well.
+type HeaderConverterProvider interface {
+	AsHeaderConverter() HeaderConverter
+}
+
 // NewHeaderConverter makes a header converter by name.
 func NewHeaderConverter(name string) (HeaderConverter, error) {
 	v, info, err := newPlugin(name)
 	if err != nil {
 		return nil, err
+	}
+	if hp, ok := v.(HeaderConverterProvider); ok {
+		return hp.AsHeaderConverter(), nil
 	}
 	c, ok := v.(HeaderConverter)
 	if !ok {

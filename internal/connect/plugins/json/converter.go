@@ -29,9 +29,6 @@ const version = "1.0"
 
 func init() {
 	connect.RegisterConverter(Class, version, func() connect.Converter { return New() })
-	// Kafka accepts JsonConverter as header.converter too; the registry
-	// keeps one plugin per class name, so the header form is made with
-	// NewHeaderConverter until the registry tells the two uses apart.
 }
 
 // Config is the converter's configuration definition, with Kafka's names

@@ -238,6 +238,11 @@ func TestRegisteredUnderKafkaNames(t *testing.T) {
 	if _, err := connect.NewHeaderConverter(SimpleHeaderClass); err != nil {
 		t.Fatal(err)
 	}
+	if h, err := connect.NewHeaderConverter(Class); err != nil {
+		t.Fatal(err)
+	} else if _, ok := h.(*HeaderConverter); !ok {
+		t.Fatalf("JsonConverter as header converter is a %T", h)
+	}
 }
 
 func FuzzToConnectData(f *testing.F) {

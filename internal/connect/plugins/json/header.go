@@ -9,6 +9,10 @@ import (
 // schemas.enable=false).
 type HeaderConverter struct{ c *Converter }
 
+// AsHeaderConverter implements connect.HeaderConverterProvider: Kafka
+// accepts JsonConverter as header.converter too.
+func (c *Converter) AsHeaderConverter() connect.HeaderConverter { return &HeaderConverter{c: New()} }
+
 // NewHeaderConverter makes the JSON header converter with Kafka's defaults.
 func NewHeaderConverter() *HeaderConverter { return &HeaderConverter{c: New()} }
 
