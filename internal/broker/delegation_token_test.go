@@ -50,7 +50,9 @@ func createTokenFor(owner string) *kmsg.CreateDelegationTokenRequest {
 func TestDelegationTokenACLs(t *testing.T) {
 	an := startAuthzNode(t, map[string]string{"delegation.token.secret.key": "table-secret"})
 	carol, bob := security.User("carol"), security.User("bob")
-	sasl := func(p security.Principal, req kmsg.Request) kmsg.Response { return an.callOn("SASL_SSL", false, p, req) }
+	sasl := func(p security.Principal, req kmsg.Request) kmsg.Response {
+		return an.callOn("SASL_SSL", false, p, req)
+	}
 	createCode := func(p security.Principal, owner string) int16 {
 		return sasl(p, createTokenFor(owner)).(*kmsg.CreateDelegationTokenResponse).ErrorCode
 	}
