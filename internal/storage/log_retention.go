@@ -205,6 +205,11 @@ func (l *Log) truncateUnderAppendLock(toOffset int64) error {
 		return fmt.Errorf("%w: cannot truncate to negative offset %d", kerr.OffsetOutOfRange, toOffset)
 	}
 	if toOffset >= l.logEndOffset.Load() {
+		// No data to cut, but an epoch may start at the log end: this
+		// replica led it and wrote nothing before another was elected.
+		// Kept, it would be the last fetched epoch of every fetch, and
+		// the leader would answer each with the same diverging epoch.
+		l.epochs.truncateFromEnd(l.logEndOffset.Load())
 		return nil
 	}
 	segs := l.segmentList()
