@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -87,6 +88,9 @@ type Broker struct {
 	// txnVerifier checks transactional produces with their coordinator
 	// (txn_verify.go).
 	txnVerifier TxnVerifier
+	// verification is transaction.partition.verification.enable as of
+	// the image it was read from (txn_verify.go).
+	verification atomic.Pointer[verificationSetting]
 
 	// authz is the ACL authorizer (authorize.go); nil without
 	// authorizer.class.name.

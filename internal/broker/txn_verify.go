@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -227,4 +228,31 @@ func verificationProduceError(err error) error {
 		return fmt.Errorf("%w: the transaction could not be verified: %v", kerr.NotEnoughReplicas, err)
 	}
 	return err
+}
+
+// verificationSetting is transaction.partition.verification.enable as one
+// image has it.
+type verificationSetting struct {
+	img *metadata.Image
+	on  bool
+}
+
+// verificationEnabled is transaction.partition.verification.enable in
+// effect on this broker: its own dynamic config, then the cluster-wide
+// dynamic default, then server.properties, as Kafka's
+// DynamicProducerStateManagerConfig changes it at run time. It is read
+// once per image (the configs copied out of it), not per produce.
+func (b *Broker) verificationEnabled(img *metadata.Image) bool {
+	if s := b.verification.Load(); s != nil && s.img == img {
+		return s.on
+	}
+	const key = "transaction.partition.verification.enable"
+	on := b.cfg.TransactionPartitionVerificationEnable
+	for _, layer := range []string{"", strconv.Itoa(int(b.nodeID))} {
+		if v, ok := img.BrokerConfig(layer)[key]; ok {
+			on = strings.EqualFold(strings.TrimSpace(v), "true")
+		}
+	}
+	b.verification.Store(&verificationSetting{img: img, on: on})
+	return on
 }

@@ -162,6 +162,7 @@ var keyStatus = map[string]Support{
 	// Groups.
 
 	// Transactions.
+	"transaction.partition.verification.enable": {Status: Honoured, Dynamic: true},
 
 	// SASL mechanisms OAUTHBEARER and GSSAPI: the sasl.oauthbearer.* and
 	// sasl.kerberos.* keys above are honoured (read by

@@ -45,7 +45,7 @@ func TestTransactionChaos(t *testing.T) {
 		partitions     = 3
 		keys           = 12
 		instances      = 2
-		kills          = 6
+		kills          = 9
 	)
 	c := StartCluster(t,
 		// Transactions left open by a killed coordinator's clients are
@@ -147,6 +147,11 @@ func TestTransactionChaos(t *testing.T) {
 	}
 	for _, p := range pipes {
 		logf(t, "pipeline %d: %s", p.instance, p)
+		p.mu.Lock()
+		for _, e := range p.errs {
+			t.Logf("pipeline %d: %s", p.instance, e)
+		}
+		p.mu.Unlock()
 		if err := p.err(); err != nil {
 			t.Errorf("pipeline %d: %v", p.instance, err)
 		}
@@ -416,6 +421,7 @@ type chaosPipeline struct {
 	fatal    error
 	sessions int
 	lastErr  error
+	errs     []string // every End error, timed
 
 	committed atomic.Int64
 }
@@ -475,6 +481,7 @@ func (p *chaosPipeline) run(ctx context.Context, newSession func() (*kgo.GroupTr
 	restart := func(why error) error {
 		p.mu.Lock()
 		p.lastErr = why
+		p.errs = append(p.errs, time.Now().Format("15:04:05.000")+" "+why.Error())
 		p.sessions++
 		p.mu.Unlock()
 		sess.Close()
