@@ -28,6 +28,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/security/acl"
+	"github.com/vltava/vltava/internal/security/clientauth"
 	"github.com/vltava/vltava/internal/security/quota"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/txn"
@@ -138,6 +139,11 @@ type Options struct {
 	// Telemetry, if set (telemetry.enable), receives client metrics
 	// (KIP-714, get_telemetry_subscriptions.go).
 	Telemetry TelemetryReceiver
+
+	// InterBrokerSecurity is how the default TxnVerifier connects to
+	// coordinators: the inter-broker listener's TLS and SASL; nil is
+	// PLAINTEXT.
+	InterBrokerSecurity *clientauth.Security
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -162,7 +168,7 @@ func New(o Options) *Broker {
 	}
 	if o.TxnVerifier == nil {
 		o.TxnVerifier = newCoordinatorVerifier(o.Config.TransactionStateLogNumPartitions, interBrokerListener(o.Config), o.Config.NodeID,
-			time.Duration(o.Config.RequestTimeoutMs)*time.Millisecond)
+			time.Duration(o.Config.RequestTimeoutMs)*time.Millisecond, o.InterBrokerSecurity)
 	}
 	return &Broker{
 		cfg:           o.Config,

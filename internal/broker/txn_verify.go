@@ -41,6 +41,7 @@ import (
 
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/security/clientauth"
 )
 
 // TxnVerifier asks a producer's transaction coordinator whether a partition
@@ -72,14 +73,21 @@ type coordinatorVerifier struct {
 	listener   string // the inter-broker listener name
 	nodeID     int32
 	timeout    time.Duration // request.timeout.ms, bounding one verification
+	security   []kgo.Opt     // the inter-broker listener's TLS and SASL
 
 	mu      sync.Mutex
 	clients map[string]*kgo.Client
 	closed  bool
 }
 
-func newCoordinatorVerifier(partitions int32, listener string, nodeID int32, timeout time.Duration) *coordinatorVerifier {
-	return &coordinatorVerifier{partitions: max(partitions, 1), listener: listener, nodeID: nodeID, timeout: timeout, clients: make(map[string]*kgo.Client)}
+// newCoordinatorVerifier connects to coordinators as sec says (nil:
+// PLAINTEXT), as the replica fetchers connect to leaders.
+func newCoordinatorVerifier(partitions int32, listener string, nodeID int32, timeout time.Duration, sec *clientauth.Security) *coordinatorVerifier {
+	v := &coordinatorVerifier{partitions: max(partitions, 1), listener: listener, nodeID: nodeID, timeout: timeout, clients: make(map[string]*kgo.Client)}
+	if sec != nil {
+		v.security = sec.KgoOpts()
+	}
+	return v
 }
 
 // verifyOnlyVersions pins AddPartitionsToTxn to v4 or above, the first
@@ -100,8 +108,8 @@ func (v *coordinatorVerifier) client(addr string) (*kgo.Client, error) {
 	if cl := v.clients[addr]; cl != nil {
 		return cl, nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.MinVersions(verifyOnlyVersions),
-		kgo.ClientID("vltava-txn-verification-"+strconv.Itoa(int(v.nodeID))))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.MinVersions(verifyOnlyVersions),
+		kgo.ClientID("vltava-txn-verification-" + strconv.Itoa(int(v.nodeID)))}, v.security...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -261,7 +261,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Logger: log.With("component", "groups"),
 	})
 	var b *broker.Broker // the transaction coordinator takes producer ids from it
-	n.txns, n.txnNet = n.newTxnCoordinator(cfg, log, func(ctx context.Context) (int64, error) { return b.NextProducerID(ctx) })
+	n.txns, n.txnNet = n.newTxnCoordinator(cfg, log, ibSec, func(ctx context.Context) (int64, error) { return b.NextProducerID(ctx) })
 	// Every committed metadata change reaches the partitions in order,
 	// then the group coordinator, which loads the __consumer_offsets
 	// partitions that became led here.
@@ -308,6 +308,10 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Logger:       log.With("component", "broker"),
 		Loggers:      loggerLevels(log),
 		Telemetry:    n.telemetryReceiver(),
+
+		// The KIP-890 verification connects to coordinators as the
+		// replica fetchers do to leaders.
+		InterBrokerSecurity: ibSec,
 	})
 	n.handler = b
 	n.brokerAPIs = b
