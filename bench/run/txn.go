@@ -60,7 +60,7 @@ func measureTxn(b *broker, s scenario) (measurement, error) {
 		return measurement{}, err
 	}
 	defer adm.Close()
-	for _, topic := range []string{"bench-idempotent", "bench-txn"} {
+	for _, topic := range []string{"bench-warmup", "bench-idempotent", "bench-txn"} {
 		if _, err := kadm.NewClient(adm).CreateTopic(ctx, int32(s.partitions), 1, nil, topic); err != nil {
 			return measurement{}, fmt.Errorf("creating %s: %w", topic, err)
 		}
