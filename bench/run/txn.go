@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -120,7 +121,7 @@ type produceResult struct {
 // producer, acks=all either way.
 func txnProduce(ctx context.Context, addr, topic, txnID string, n int64, size int, p txnParams) (produceResult, error) {
 	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner())}
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression())}
 	if txnID != "" {
 		opts = append(opts, kgo.TransactionalID(txnID+"-"+topic))
 	}
@@ -129,10 +130,9 @@ func txnProduce(ctx context.Context, addr, topic, txnID string, n int64, size in
 		return produceResult{}, err
 	}
 	defer cl.Close()
+	// Random bytes, uncompressed: the 1 KiB are on the wire and in the log.
 	value := make([]byte, size)
-	for i := range value {
-		value[i] = byte('a' + i%26)
-	}
+	rand.Read(value)
 	var failed atomic.Pointer[error]
 	promise := func(_ *kgo.Record, err error) {
 		if err != nil {
