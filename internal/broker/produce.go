@@ -311,8 +311,11 @@ func (b *Broker) verifyProduceTransactions(ctx context.Context, img *metadata.Im
 			go func() {
 				defer wg.Done()
 				v := txnVerification{guard: guard}
-				if err := b.txnVerifier.VerifyTransaction(ctx, img, tp); err != nil {
+				if err := b.verifyTransaction(ctx, img, tp); err != nil {
 					v = txnVerification{err: verificationError(err, req.Version >= firstAbortableProduceVersion)}
+					if tp.Add && errors.Is(err, kerr.ConcurrentTransactions) {
+						v.err = err // Produce v12 answers it as is (KAFKA-18662)
+					}
 				}
 				mu.Lock()
 				out[key] = v

@@ -264,3 +264,36 @@ func (b *Broker) verificationEnabled(img *metadata.Image) bool {
 	b.verification.Store(&verificationSetting{img: img, on: on})
 	return on
 }
+
+// Kafka 4's server-side retry of the KIP-890 part 2 add while the previous
+// transaction's markers are still being written (KAFKA-18654): the
+// defaults of add.partitions.to.txn.retry.backoff.ms and
+// add.partitions.to.txn.retry.backoff.max.ms.
+const (
+	addRetryBackoff = 20 * time.Millisecond
+	addRetryMax     = 100 * time.Millisecond
+)
+
+// verifyTransaction verifies (or adds) txn's partition with its
+// coordinator; an add refused with CONCURRENT_TRANSACTIONS (the
+// producer's previous transaction is completing) is tried again for up to
+// addRetryMax, as Kafka 4 does, instead of failing the produce at once:
+// a client that gets the error retries the batch while its later batches
+// are in flight, and one of those could then open the transaction out of
+// sequence. No lock is held while waiting.
+func (b *Broker) verifyTransaction(ctx context.Context, img *metadata.Image, txn TxnPartition) error {
+	deadline := time.Now().Add(addRetryMax)
+	for {
+		err := b.txnVerifier.VerifyTransaction(ctx, img, txn)
+		if err == nil || !txn.Add || !errors.Is(err, kerr.ConcurrentTransactions) || time.Now().Add(addRetryBackoff).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(addRetryBackoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
