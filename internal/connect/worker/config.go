@@ -304,6 +304,9 @@ func ParseConfig(props map[string]string, mode Mode) (*Config, error) {
 	if _, err := consumerOpts(c.consumerProps); err != nil {
 		return nil, fmt.Errorf("worker config consumer.%w", err)
 	}
+	if c.ExactlyOnceSource != "disabled" && mode == Distributed {
+		return nil, fmt.Errorf("worker config %s=%s is not supported yet (exactly-once source connectors are not implemented); use disabled", KeyExactlyOnceSource, c.ExactlyOnceSource)
+	}
 	switch mode {
 	case Standalone:
 		if c.OffsetFile == "" {
