@@ -26,10 +26,10 @@ import (
 // request); the worker running a connector writes its task configs.
 type Distributed struct {
 	*core
-	offs    *worker.TopicOffsets
-	configs *worker.TopicLog
+	offs      *worker.TopicOffsets
+	configs   *worker.TopicLog
 	statusLog *worker.TopicLog
-	m       *member
+	m         *member
 
 	staged map[string]map[int]map[string]string // task configs read but not committed; config reader goroutine only
 
@@ -601,4 +601,3 @@ func (d *Distributed) writeSessionKey(ctx context.Context) error {
 	return d.writeConfig(ctx, [2]any{"session-key", map[string]any{
 		"key": base64.StdEncoding.EncodeToString(key), "algorithm": "HmacSHA256", "creation-timestamp": time.Now().UnixMilli()}})
 }
-
