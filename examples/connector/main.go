@@ -39,7 +39,11 @@ func (c *counter) Start(props map[string]string) error { c.props = props; return
 func (c *counter) Stop() error                         { return nil }
 func (c *counter) NewTask() connect.SourceTask         { return &counterTask{} }
 func (c *counter) TaskConfigs(int) ([]map[string]string, error) {
-	return []map[string]string{{"topic": c.props["topic"], "interval.ms": c.props["interval.ms"]}}, nil
+	cfg := map[string]string{"topic": c.props["topic"]}
+	if v, ok := c.props["interval.ms"]; ok {
+		cfg["interval.ms"] = v
+	}
+	return []map[string]string{cfg}, nil
 }
 
 type counterTask struct {
