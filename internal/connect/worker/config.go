@@ -181,7 +181,7 @@ var WorkerDef = func() *connect.ConfigDef {
 }()
 
 // ignoredWorkerKeys are Kafka worker keys accepted without effect, each
-// with the reason (documented in docs/CONNECT.md).
+// with the reason (listed in docs/CONNECT.md).
 var ignoredWorkerKeys = map[string]string{
 	"metrics.sample.window.ms":     "Connect's JMX metrics are not exported",
 	"metrics.num.samples":          "Connect's JMX metrics are not exported",
