@@ -165,11 +165,14 @@ func (s *Store) Copy(ctx context.Context, md tiered.SegmentMetadata, data tiered
 	}
 	for _, x := range files {
 		b := x.mem
-		if x.path != "" {
+		switch {
+		case x.path != "":
 			if b, err = os.ReadFile(x.path); err != nil {
 				return nil, err
 			}
-		} else if x.mem == nil {
+		case x.t == tiered.OffsetIndex || x.t == tiered.TimeIndex:
+			b = []byte{} // a segment too small to have index entries yet
+		case x.mem == nil:
 			continue
 		}
 		if err := s.put(ctx, s.key(md, x.t.Suffix()), bytes.NewReader(b), int64(len(b))); err != nil {
