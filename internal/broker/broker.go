@@ -81,6 +81,7 @@ type Broker struct {
 	// telemetry receives client metrics; nil: the KIP-714 APIs are not
 	// advertised.
 	telemetry TelemetryReceiver
+	remote    RemoteTier
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
@@ -134,6 +135,9 @@ type Options struct {
 	// Telemetry, if set (telemetry.enable), receives client metrics
 	// (KIP-714, get_telemetry_subscriptions.go).
 	Telemetry TelemetryReceiver
+	// Remote, if set (remote.log.storage.system.enable), reads the remote
+	// tier of tiered partitions (remote_tier.go).
+	Remote RemoteTier
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -180,6 +184,7 @@ func New(o Options) *Broker {
 		txnVerifier:   o.TxnVerifier,
 		loggers:       o.Loggers,
 		telemetry:     o.Telemetry,
+		remote:        o.Remote,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),

@@ -20,8 +20,8 @@ type TierSegment struct {
 	MaxTimestamp           int64
 	Size                   int64
 	LogPath                string
-	OffsetIndexPath        string
-	TimeIndexPath          string
+	OffsetIndexPath        string // "" if the segment has none yet
+	TimeIndexPath          string // "" if the segment has none yet
 	TxnIndexPath           string // "" if the segment has none
 	ProducerSnapshotPath   string // "" if none was taken at NextOffset
 	// LeaderEpochs are the epochs of the segment, each with the offset it
@@ -47,7 +47,10 @@ func (l *Log) TierCandidates(copiedUpTo, upTo int64) []TierSegment {
 	var out []TierSegment
 	for i := 0; i+1 < len(segs); i++ {
 		s, next := segs[i], segs[i+1].baseOffset
-		if next-1 <= copiedUpTo || s.baseOffset <= copiedUpTo {
+		// A segment straddling copiedUpTo (segments roll independently on
+		// each replica, so a new leader's may) is copied whole: the remote
+		// tier may hold an offset twice, never miss one.
+		if next-1 <= copiedUpTo {
 			continue
 		}
 		if next > upTo || s.size.Load() == 0 {
@@ -136,4 +139,10 @@ func localRetention(cfg *Config) (ms, bytes int64) {
 		bytes = cfg.LocalRetentionBytes
 	}
 	return ms, bytes
+}
+
+// DecodeTxnIndex reads a .txnindex file's bytes (as the remote tier keeps
+// them) of a segment ending before segmentEnd.
+func DecodeTxnIndex(data []byte, segmentEnd int64) ([]AbortedTxn, error) {
+	return decodeTxnIndex(data, segmentEnd)
 }
