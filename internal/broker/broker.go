@@ -83,6 +83,7 @@ type Broker struct {
 	// telemetry receives client metrics; nil: the KIP-714 APIs are not
 	// advertised.
 	telemetry TelemetryReceiver
+	remote    RemoteTier
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
@@ -144,6 +145,9 @@ type Options struct {
 	// coordinators: the inter-broker listener's TLS and SASL; nil is
 	// PLAINTEXT.
 	InterBrokerSecurity *clientauth.Security
+	// Remote, if set (remote.log.storage.system.enable), reads the remote
+	// tier of tiered partitions (remote_tier.go).
+	Remote RemoteTier
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -190,6 +194,7 @@ func New(o Options) *Broker {
 		txnVerifier:   o.TxnVerifier,
 		loggers:       o.Loggers,
 		telemetry:     o.Telemetry,
+		remote:        o.Remote,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),
