@@ -13,6 +13,7 @@ import (
 	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/storage"
 )
 
@@ -77,16 +78,13 @@ func (b *Broker) readRemoteFetch(p *partition.Partition, rp *kmsg.FetchResponseT
 // lastOffsetOf is the last offset of the last whole batch in data.
 func lastOffsetOf(data []byte) int64 {
 	last := int64(-1)
-	for len(data) >= 27 {
-		base := int64(uint64(data[0])<<56 | uint64(data[1])<<48 | uint64(data[2])<<40 | uint64(data[3])<<32 |
-			uint64(data[4])<<24 | uint64(data[5])<<16 | uint64(data[6])<<8 | uint64(data[7]))
-		length := int(uint32(data[8])<<24 | uint32(data[9])<<16 | uint32(data[10])<<8 | uint32(data[11]))
-		delta := int32(uint32(data[23])<<24 | uint32(data[24])<<16 | uint32(data[25])<<8 | uint32(data[26]))
-		if 12+length > len(data) {
+	for len(data) >= record.BatchHeaderSize {
+		h, err := record.ParseHeader(data)
+		if err != nil || 12+int(h.Length) > len(data) {
 			break
 		}
-		last = base + int64(delta)
-		data = data[12+length:]
+		last = h.LastOffset()
+		data = data[12+int(h.Length):]
 	}
 	return last
 }
