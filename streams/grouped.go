@@ -70,7 +70,7 @@ func (g GroupedStream[K, V]) Reduce(fn func(agg, v V) V, options ...Option) Tabl
 // Named, Materialized, WithBackend, WithLoggingDisabled, WithValueSerde
 // (the aggregate's serde).
 func Aggregate[K, V, VA any](g GroupedStream[K, V], init func() VA, adder func(K, V, VA) VA, options ...Option) Table[K, VA] {
-	o := g.s.b.collect("Aggregate", options, "WithValueSerde")
+	o := peekOpts(options)
 	vs := serdeOr(g.s.b, "Aggregate", o.valSerde, defaultSerde[VA]())
 	return aggregate(g, "Aggregate", "KSTREAM-AGGREGATE-", init,
 		func(k K, v V, agg VA, _ bool) VA { return adder(k, v, agg) }, vs, stripOpt(options, "WithValueSerde"))

@@ -156,3 +156,13 @@ func (o *opts) backendOr(def StoreBackend) StoreBackend {
 	}
 	return def
 }
+
+// peekOpts applies options without checking them, for a wrapper that reads
+// one option and passes the rest on to a checking collect.
+func peekOpts(in []Option) *opts {
+	o := &opts{}
+	for _, x := range in {
+		x.apply(o)
+	}
+	return o
+}

@@ -69,17 +69,15 @@ func (p *tableStoreProc) process(r record) {
 		return // a table cannot hold a null key; Kafka Streams skips it
 	}
 	ch := p.toChange(r)
-	old, oldTs, had := p.s.get(r.key)
+	// A delete of an absent key is still forwarded (and logged), as Kafka
+	// Streams' KTableSource does.
+	old, _, _ := p.s.get(r.key)
 	ts := r.ts
 	if ch.newV == nil {
-		if !had {
-			return
-		}
 		p.s.delete(r.key)
 	} else {
 		p.s.put(r.key, ch.newV, ts)
 	}
-	_ = oldTs
 	p.c.forward(record{key: r.key, value: change{newV: ch.newV, oldV: old}, ts: ts, headers: r.headers})
 }
 

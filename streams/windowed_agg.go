@@ -40,7 +40,7 @@ func (t TimeWindowedStream[K, V]) Reduce(fn func(agg, v V) V, options ...Option)
 // WindowedAggregate folds values per key and window, starting each window
 // from init(). Options as Count, plus WithValueSerde.
 func WindowedAggregate[K, V, VA any](t TimeWindowedStream[K, V], init func() VA, adder func(K, V, VA) VA, options ...Option) Table[Windowed[K], VA] {
-	o := t.g.s.b.collect("WindowedAggregate", options, "WithValueSerde")
+	o := peekOpts(options)
 	vs := serdeOr(t.g.s.b, "WindowedAggregate", o.valSerde, defaultSerde[VA]())
 	return windowedAggregate(t, "WindowedAggregate", "KSTREAM-AGGREGATE-", init,
 		func(k K, v V, agg VA, _ bool) VA { return adder(k, v, agg) }, vs, stripOpt(options, "WithValueSerde"))
@@ -172,7 +172,7 @@ func sessionReduce[K, V any](s SessionWindowedStream[K, V], fn func(agg, v V) V,
 // combines the aggregates of sessions a record bridges. Options as Count,
 // plus WithValueSerde.
 func SessionAggregate[K, V, VA any](s SessionWindowedStream[K, V], init func() VA, adder func(K, V, VA) VA, merger func(K, VA, VA) VA, options ...Option) Table[Windowed[K], VA] {
-	o := s.g.s.b.collect("SessionAggregate", options, "WithValueSerde")
+	o := peekOpts(options)
 	vs := serdeOr(s.g.s.b, "SessionAggregate", o.valSerde, defaultSerde[VA]())
 	return sessionAggregate(s, "SessionAggregate", "KSTREAM-AGGREGATE-", init, adder, merger, vs, stripOpt(options, "WithValueSerde"))
 }
