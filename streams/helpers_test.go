@@ -23,11 +23,6 @@ func driver(t *testing.T, b *streams.Builder) *streams.TestDriver {
 	return d
 }
 
-type kv struct {
-	k, v string
-	ts   int64
-}
-
 func pipe[K, V any](t *testing.T, in *streams.TestInputTopic[K, V], k K, v V, ts int64) {
 	t.Helper()
 	if err := in.PipeInput(k, v, ts); err != nil {

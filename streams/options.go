@@ -22,7 +22,6 @@ type opts struct {
 	numParts    int32
 	partitioner any
 	stores      []string
-	retention   int64
 	used        map[string]bool
 }
 

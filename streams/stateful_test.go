@@ -117,7 +117,7 @@ func TestSessionWindowsMerge(t *testing.T) {
 		"[a@0/0]=1@0",
 		"[a@0/0]=<nil>@5", "[a@0/5]=2@5", // extended: the old session is deleted
 		"[a@30/30]=1@30",
-		"[a@18/18]=1@18", // 8 ms from [0,5]'s... gap 10 from 30: separate
+		"[a@18/18]=1@18",                                             // 8 ms from [0,5]'s... gap 10 from 30: separate
 		"[a@18/18]=<nil>@24", "[a@30/30]=<nil>@24", "[a@18/30]=3@24", // 24 bridges [18,18] and [30,30]
 		// ts 2 would extend [0,5], which ended before stream time 30 - grace 20: dropped
 	)

@@ -88,7 +88,6 @@ func newThread(a *App, idx int) (*thread, error) {
 			kgo.TransactionalID(fmt.Sprintf("%s-%s-%d", a.cfg.ApplicationID, a.processID, idx)),
 			kgo.TransactionTimeout(10*time.Second), // Kafka Streams' EOS transaction.timeout.ms
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-			kgo.RequireStableFetchOffsets(),
 		)
 	} else {
 		opts = append(opts, kgo.BlockRebalanceOnPoll())
