@@ -156,3 +156,49 @@ func (r *ReadOnlyWindowStore[K, V]) Fetch(k K, from, to int64, fn func(Window, V
 func (r *ReadOnlyWindowStore[K, V]) FetchAll(k K, fn func(Window, V) bool) error {
 	return r.Fetch(k, 0, math.MaxInt64/2, fn)
 }
+
+// KeyQueryMetadata says where a key of a store lives.
+type KeyQueryMetadata struct {
+	// ActiveHost is the application.server of the instance running the
+	// key's task ("" if unknown: no assignment yet, or the instance has no
+	// application.server).
+	ActiveHost string
+	// Partition is the key's partition (Kafka's murmur2 of the serialized
+	// key, as the default partitioner put it there).
+	Partition int32
+	// Task is the task holding the key.
+	Task TaskID
+}
+
+// QueryMetadataForKey finds the instance holding key of store (Kafka
+// Streams' KafkaStreams.queryMetadataForKey), from the assignment the
+// group distributed last.
+func QueryMetadataForKey[K any](a *App, store string, key K, keySerde Serde[K]) (KeyQueryMetadata, error) {
+	sub := -1
+	for _, st := range a.topo.subs {
+		if contains(st.stores, store) {
+			sub = st.id
+		}
+	}
+	if sub < 0 {
+		return KeyQueryMetadata{}, fmt.Errorf("streams: no task store %q", store)
+	}
+	n := a.subPartitions[sub]
+	if n <= 0 {
+		return KeyQueryMetadata{}, fmt.Errorf("streams: App not started")
+	}
+	kb, err := keySerde.Serialize(store, key)
+	if err != nil {
+		return KeyQueryMetadata{}, err
+	}
+	md := KeyQueryMetadata{Partition: keyPartition(kb, n)}
+	md.Task = TaskID{Subtopology: sub, Partition: md.Partition}
+	if info := a.info.Load(); info != nil {
+		for host, tasks := range info.Hosts {
+			if contains(tasks, md.Task.String()) {
+				md.ActiveHost = host
+			}
+		}
+	}
+	return md, nil
+}
