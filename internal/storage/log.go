@@ -40,10 +40,14 @@ type Log struct {
 	cfg            atomic.Pointer[Config]
 	segments       atomic.Pointer[[]*segment] // sorted by base offset; last is active
 	logStartOffset atomic.Int64
-	logEndOffset   atomic.Int64
-	highWatermark  atomic.Int64
-	recoveryPoint  atomic.Int64
-	lastFlushMs    atomic.Int64
+	// The remote tier (log_tiered.go): its log start offset and the last
+	// offset copied to it, -1 while unknown or empty.
+	remoteStart      atomic.Int64
+	remoteCopiedUpTo atomic.Int64
+	logEndOffset     atomic.Int64
+	highWatermark    atomic.Int64
+	recoveryPoint    atomic.Int64
+	lastFlushMs      atomic.Int64
 	// txnBounds is what LastStableOffset is computed from (log_txn.go);
 	// replaced under mu.
 	txnBounds atomic.Pointer[txnBounds]

@@ -115,7 +115,8 @@ func startBroker(t *testing.T) string {
 	addr := freeport.Addr(t)
 	start(t, "broker", bin, "server",
 		"--override", "listeners=PLAINTEXT://"+addr,
-		"--override", "log.dirs="+t.TempDir())
+		"--override", "log.dirs="+t.TempDir(),
+		"--override", "admin.listeners=")
 	poll.Until(t, 60*time.Second, "broker answering", func() error {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 		if err != nil {
