@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,6 +28,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/security/acl"
+	"github.com/vltava/vltava/internal/security/clientauth"
 	"github.com/vltava/vltava/internal/security/quota"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/txn"
@@ -81,6 +83,7 @@ type Broker struct {
 	// telemetry receives client metrics; nil: the KIP-714 APIs are not
 	// advertised.
 	telemetry TelemetryReceiver
+	remote    RemoteTier
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
@@ -90,6 +93,9 @@ type Broker struct {
 	// tokenExpiry removes expired delegation tokens on the active
 	// controller (delegation_token_expiry.go).
 	tokenExpiry *tokenExpiry
+	// verification is transaction.partition.verification.enable as of
+	// the image it was read from (txn_verify.go).
+	verification atomic.Pointer[verificationSetting]
 
 	// authz is the ACL authorizer (authorize.go); nil without
 	// authorizer.class.name.
@@ -137,6 +143,14 @@ type Options struct {
 	// Telemetry, if set (telemetry.enable), receives client metrics
 	// (KIP-714, get_telemetry_subscriptions.go).
 	Telemetry TelemetryReceiver
+
+	// InterBrokerSecurity is how the default TxnVerifier connects to
+	// coordinators: the inter-broker listener's TLS and SASL; nil is
+	// PLAINTEXT.
+	InterBrokerSecurity *clientauth.Security
+	// Remote, if set (remote.log.storage.system.enable), reads the remote
+	// tier of tiered partitions (remote_tier.go).
+	Remote RemoteTier
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -161,7 +175,7 @@ func New(o Options) *Broker {
 	}
 	if o.TxnVerifier == nil {
 		o.TxnVerifier = newCoordinatorVerifier(o.Config.TransactionStateLogNumPartitions, interBrokerListener(o.Config), o.Config.NodeID,
-			time.Duration(o.Config.RequestTimeoutMs)*time.Millisecond)
+			time.Duration(o.Config.RequestTimeoutMs)*time.Millisecond, o.InterBrokerSecurity)
 	}
 	b := &Broker{
 		cfg:           o.Config,
@@ -183,6 +197,7 @@ func New(o Options) *Broker {
 		txnVerifier:   o.TxnVerifier,
 		loggers:       o.Loggers,
 		telemetry:     o.Telemetry,
+		remote:        o.Remote,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),
