@@ -80,9 +80,9 @@ func TestTranslateIsConservative(t *testing.T) {
 		up, down int64
 		ok       bool
 	}{
-		{5, 0, false},   // before the first sync: unknown
-		{10, 0, true},   // exactly a sync
-		{50, 1, true},   // past a sync: its downstream + 1, never ahead
+		{5, 0, false}, // before the first sync: unknown
+		{10, 0, true}, // exactly a sync
+		{50, 1, true}, // past a sync: its downstream + 1, never ahead
 		{110, 100, true},
 		{500, 101, true},
 	} {

@@ -86,6 +86,8 @@ func (s *Source) runOnce(ctx context.Context) error {
 		kgo.ProducerLinger(5 * time.Millisecond),
 		kgo.ProducerBatchMaxBytes(1 << 20),
 		kgo.MaxBufferedRecords(50000),
+		// compression.type=none, the producer default MirrorMaker runs with.
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	}
 	if f.ExactlyOnce {
 		popts = append(popts, kgo.TransactionalID("mm2-"+f.Name()+"-MirrorSourceConnector-0"), kgo.TransactionTimeout(60*time.Second))
@@ -128,7 +130,7 @@ func (s *Source) runOnce(ctx context.Context) error {
 		return fmt.Errorf("reading %s: %w", f.OffsetsTopic(), err)
 	}
 
-	consumer, err := s.src.Client(kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(500*time.Millisecond), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	consumer, err := s.src.Client(kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(500*time.Millisecond), kgo.MetadataMinAge(time.Second), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 // creation, partition counts, configs and ACLs. Only the goroutine that
 // runs refresh uses it after start-up.
 type topicSync struct {
-	s        *Source
+	s            *Source
 	src, tgt     *kadm.Client
 	srcCl, tgtCl *kgo.Client
 	// consumed is the partition count consumed per source topic.
@@ -95,6 +95,7 @@ func (t *topicSync) refresh(ctx context.Context, consumer *kgo.Client, progress 
 				t.s.log.Warn("adding partitions to remote topic", "topic", r, "err", err)
 				continue
 			}
+			t.tgtCl.ForceMetadataRefresh()
 			t.s.log.Info("followed new partitions", "topic", r, "partitions", n)
 		}
 		for p := t.consumed[name]; p < n; p++ {
@@ -111,6 +112,7 @@ func (t *topicSync) refresh(ctx context.Context, consumer *kgo.Client, progress 
 	}
 	if len(add) > 0 {
 		consumer.AddConsumePartitions(add)
+		consumer.ForceMetadataRefresh()
 	}
 	return nil
 }
