@@ -135,7 +135,9 @@ type cluster struct {
 	addr string
 }
 
-func startCluster(t testing.TB, name string) *cluster { return startClusterAt(t, name, freeport.Addr(t)) }
+func startCluster(t testing.TB, name string) *cluster {
+	return startClusterAt(t, name, freeport.Addr(t))
+}
 
 func startClusterAt(t testing.TB, name, addr string) *cluster {
 	t.Helper()
