@@ -96,6 +96,7 @@ func scenarios() []scenario {
 		// spends the quota window's initial allowance (quota.go).
 		scenario{name: "produce 1KiB quota 1MiB/s", kind: "quota", recordSize: 1024, records: 40_960, acks: "1", compression: "none", partitions: 1, vltavaOnly: true},
 	)
+	ss = append(ss, txnScenarios()...) // txn.go
 	return ss
 }
 
@@ -532,6 +533,10 @@ func measure(e env, impl string, s scenario, i int) (m measurement) {
 		if m, err = measureQuota(e, b, s); err != nil {
 			return fail(err)
 		}
+	case "txn":
+		if m, err = measureTxn(b, s); err != nil {
+			return fail(err)
+		}
 	case "restart":
 		records := s.logBytes / int64(s.recordSize)
 		if _, err := perf(e, b, append([]string{"produce", topic, "--num-records", strconv.FormatInt(records, 10),
@@ -636,6 +641,9 @@ func row(s scenario, vs, ks []measurement) string {
 	}
 	if s.kind == "e2e" {
 		notes = append(notes, "cells are p50/p99/p99.9 ms; ratio is p99")
+	}
+	if s.kind == "txn" {
+		notes = append(notes, txnNotes(s, vs, ks))
 	}
 	if s.kind == "quota" {
 		notes = append(notes, "V MiB/s under a 1 MiB/s producer_byte_rate: "+stat(vs, func(m measurement) float64 { return m.mbPerSec }, "%.3f")+

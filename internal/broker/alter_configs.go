@@ -110,7 +110,7 @@ func (b *Broker) replaceConfigs(ctx context.Context, typ int8, name string, next
 	}
 	switch typ {
 	case resourceTopic:
-		if err := config.ValidateTopicConfigs(next); err != nil {
+		if err := config.ValidateTopicConfigsFor(b.cfg, next); err != nil {
 			return err
 		}
 		if _, err := config.ResolveTopic(b.cfg, b.dynamicBrokerConfig(img), next); err != nil {

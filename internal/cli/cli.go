@@ -66,7 +66,9 @@ func Commands() []*cobra.Command {
 	for _, c := range cmds {
 		addGlobalFlags(c)
 	}
-	return cmds
+	// connect talks to the cluster through its worker config, or to a
+	// worker's REST API (--connect-url): no global client flags.
+	return append(cmds, newConnectCommand())
 }
 
 // globals holds the flags shared by every client command.

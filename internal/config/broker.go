@@ -48,6 +48,16 @@ type Broker struct {
 	NumIOThreads                 int32 `config:"num.io.threads"`
 	BackgroundThreads            int32 `config:"background.threads"`
 	RequestTimeoutMs             int32 `config:"request.timeout.ms"`
+	// Tiered storage (internal/tiered). RemoteStorageConfig holds the
+	// rsm.config.* keys with the prefix removed.
+	RemoteLogStorageSystemEnable     bool   `config:"remote.log.storage.system.enable"`
+	RemoteLogStorageManagerClassName string `config:"remote.log.storage.manager.class.name"`
+	RemoteLogManagerTaskIntervalMs   int64  `config:"remote.log.manager.task.interval.ms"`
+	RemoteFetchMaxWaitMs             int32  `config:"remote.fetch.max.wait.ms"`
+	RemoteLogMetadataTopicPartitions int32  `config:"rlmm.config.remote.log.metadata.topic.num.partitions"`
+	RemoteLogMetadataTopicRF         int16  `config:"rlmm.config.remote.log.metadata.topic.replication.factor"`
+	RemoteLogMetadataTopicRetention  int64  `config:"rlmm.config.remote.log.metadata.topic.retention.ms"`
+	RemoteStorageConfig              map[string]string
 	// Client quota windows (internal/security/quota).
 	QuotaWindowNum                   int32 `config:"quota.window.num"`
 	QuotaWindowSizeSeconds           int32 `config:"quota.window.size.seconds"`
@@ -171,6 +181,14 @@ type Broker struct {
 	SuperUsers                []string `config:"super.users"`
 	AllowEveryoneIfNoACLFound bool     `config:"allow.everyone.if.no.acl.found"`
 	EarlyStartListeners       []string `config:"early.start.listeners"`
+
+	// Delegation tokens (KIP-48); the master key is the deprecated name of
+	// the secret key.
+	DelegationTokenSecretKey             string `config:"delegation.token.secret.key"`
+	DelegationTokenMasterKey             string `config:"delegation.token.master.key"`
+	DelegationTokenMaxLifetimeMs         int64  `config:"delegation.token.max.lifetime.ms"`
+	DelegationTokenExpiryTimeMs          int64  `config:"delegation.token.expiry.time.ms"`
+	DelegationTokenExpiryCheckIntervalMs int64  `config:"delegation.token.expiry.check.interval.ms"`
 	// Observability (Vltava's own keys, observability.go).
 	AdminListeners                     []HTTPListener `config:"admin.listeners"`
 	AdminPprofEnable                   bool           `config:"admin.pprof.enable"`
@@ -364,6 +382,19 @@ func (b *Broker) fill() error {
 	b.ReplicaAlterLogDirsIOMaxBytesPerSecond = i64("replica.alter.log.dirs.io.max.bytes.per.second")
 	b.NumPartitions = i32("num.partitions")
 	b.DefaultReplicationFactor = i16("default.replication.factor")
+	b.RemoteLogStorageSystemEnable = boolean("remote.log.storage.system.enable")
+	b.RemoteLogStorageManagerClassName = str("remote.log.storage.manager.class.name")
+	b.RemoteLogManagerTaskIntervalMs = i64("remote.log.manager.task.interval.ms")
+	b.RemoteFetchMaxWaitMs = i32("remote.fetch.max.wait.ms")
+	b.RemoteLogMetadataTopicPartitions = i32("rlmm.config.remote.log.metadata.topic.num.partitions")
+	b.RemoteLogMetadataTopicRF = i16("rlmm.config.remote.log.metadata.topic.replication.factor")
+	b.RemoteLogMetadataTopicRetention = i64("rlmm.config.remote.log.metadata.topic.retention.ms")
+	b.RemoteStorageConfig = map[string]string{}
+	for k, v := range p {
+		if rest, ok := strings.CutPrefix(k, "rsm.config."); ok {
+			b.RemoteStorageConfig[rest] = v
+		}
+	}
 	b.AutoCreateTopicsEnable = boolean("auto.create.topics.enable")
 	b.DeleteTopicEnable = boolean("delete.topic.enable")
 	b.MessageMaxBytes = i32("message.max.bytes")

@@ -28,9 +28,10 @@ var VltavaDefaults = map[string]string{
 // keeps Kafka's defaults, so __consumer_offsets is never silently cut to one
 // replica there.
 var singleNodeDefaults = map[string]string{
-	"offsets.topic.replication.factor":         "1",
-	"transaction.state.log.replication.factor": "1",
-	"transaction.state.log.min.isr":            "1",
+	"offsets.topic.replication.factor":                         "1",
+	"transaction.state.log.replication.factor":                 "1",
+	"transaction.state.log.min.isr":                            "1",
+	"rlmm.config.remote.log.metadata.topic.replication.factor": "1",
 }
 
 // defaultProtocolMap is Kafka's default listener.security.protocol.map: every
@@ -112,6 +113,11 @@ var brokerDefList = []Def{
 	def("authorizer.class.name", String, "", "Authorizer implementation: org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer, the same ACL semantics), ACLs kept in the metadata log; empty disables authorization.", custom("StandardAuthorizer class name, or empty", validateAuthorizerClass)),
 	def("super.users", String, noDefault, "Principals allowed every operation, separated by semicolons (User:admin;User:CN=broker,O=acme).", custom("Type:Name;Type:Name...", validateSuperUsers)),
 	def("allow.everyone.if.no.acl.found", Boolean, "false", "Allow an operation on a resource no ACL matches (StandardAuthorizer)."),
+	def("delegation.token.secret.key", Password, noDefault, "Secret that signs delegation tokens (HMAC-SHA512 of the token id), the same on every node; without it delegation tokens are disabled (DELEGATION_TOKEN_AUTH_DISABLED)."),
+	def("delegation.token.master.key", Password, noDefault, "Deprecated name of delegation.token.secret.key, used when that is not set."),
+	def("delegation.token.max.lifetime.ms", Long, "604800000", "Longest life of a delegation token: it cannot be renewed beyond this after its creation.", atLeast(1)),
+	def("delegation.token.expiry.time.ms", Long, "86400000", "How long a delegation token lives unless renewed, and the longest renewal.", atLeast(1)),
+	def("delegation.token.expiry.check.interval.ms", Long, "3600000", "Interval at which the active controller removes expired delegation tokens.", atLeast(1)),
 	def("sasl.enabled.mechanisms", List, "GSSAPI", "SASL mechanisms enabled on the broker."),
 	def("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", "SASL mechanism used for broker-to-broker traffic."),
 	def("sasl.jaas.config", Password, noDefault, "JAAS login context configuration for SASL connections."),
@@ -181,7 +187,18 @@ var brokerDefList = []Def{
 	def("unclean.leader.election.enable", Boolean, "false", "Allow out-of-sync replicas to become leader as a last resort."),
 	def("create.topic.policy.class.name", Class, noDefault, "CreateTopicPolicy plugin validating topic creation."),
 	def("alter.config.policy.class.name", Class, noDefault, "AlterConfigPolicy plugin validating config changes."),
-	def("remote.log.storage.system.enable", Boolean, "false", "Enable tiered storage on the broker (unsupported by Vltava)."),
+	// Tiered storage (KIP-405; internal/tiered).
+	def("remote.log.storage.system.enable", Boolean, "false", "Enable tiered storage on the broker: topics with remote.storage.enable copy rolled segments to the remote store."),
+	def("remote.log.storage.manager.class.name", Class, noDefault, "The remote storage manager; Vltava has an S3 one built in, configured under rsm.config."),
+	def("remote.log.metadata.manager.class.name", Class, "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager", "The remote log metadata manager: remote segment metadata in the __remote_log_metadata topic."),
+	def("remote.log.storage.manager.impl.prefix", String, "rsm.config.", "Prefix of the remote storage manager's settings."),
+	def("remote.log.metadata.manager.impl.prefix", String, "rlmm.config.", "Prefix of the remote log metadata manager's settings."),
+	def("remote.log.manager.task.interval.ms", Long, "30000", "Interval of the remote log manager's copy and expiry tasks.", atLeast(1)),
+	def("remote.log.manager.thread.pool.size", Int, "2", "Threads copying and expiring remote segments.", atLeast(1)),
+	def("remote.fetch.max.wait.ms", Int, "500", "Longest a fetch served from the remote tier waits for it.", atLeast(1)),
+	def("rlmm.config.remote.log.metadata.topic.num.partitions", Int, "50", "Partitions of __remote_log_metadata.", atLeast(1)),
+	def("rlmm.config.remote.log.metadata.topic.replication.factor", Short, "3", "Replication factor of __remote_log_metadata.", atLeast(1)),
+	def("rlmm.config.remote.log.metadata.topic.retention.ms", Long, "-1", "Retention of __remote_log_metadata (-1: forever).", atLeast(-1)),
 
 	// Log cleaner.
 	def("log.cleaner.enable", Boolean, "true", "Run the log cleaner, needed for compacted topics."),

@@ -69,6 +69,7 @@ type Node struct {
 	groups     *group.Coordinator
 	txns       *txn.Coordinator
 	txnNet     *txn.NetTransport
+	tiered     *tieredNode // nil without remote.log.storage.system.enable
 	server     *server.Server
 	brokerAPIs *broker.Broker
 	// quorumServer serves the controller APIs on the quorum port of a
@@ -157,7 +158,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		ValidateTopicConfigs:     config.ValidateTopicConfigs,
+		ValidateTopicConfigs:     config.TopicValidator(cfg),
 		ValidateGroupConfigs:     func(c map[string]string) error { return config.ValidateGroupConfigs(cfg, c) },
 		UncleanLeaderElection:    cfg.UncleanLeaderElectionEnable,
 		DeleteTopicDisabled:      !cfg.DeleteTopicEnable,
@@ -263,7 +264,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Logger: log.With("component", "groups"),
 	})
 	var b *broker.Broker // the transaction coordinator takes producer ids from it
-	n.txns, n.txnNet = n.newTxnCoordinator(cfg, log, func(ctx context.Context) (int64, error) { return b.NextProducerID(ctx) })
+	n.txns, n.txnNet = n.newTxnCoordinator(cfg, log, ibSec, func(ctx context.Context) (int64, error) { return b.NextProducerID(ctx) })
 	// Every committed metadata change reaches the partitions in order,
 	// then the group coordinator, which loads the __consumer_offsets
 	// partitions that became led here.
@@ -293,6 +294,13 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.groups.ApplyImage(n.meta.Image())
 	n.txns.ApplyImage(n.meta.Image())
 
+	if n.tiered, err = newTieredNode(cfg, log.With("component", "tiered")); err != nil { // tiered.go
+		return nil, err
+	}
+	var remote broker.RemoteTier
+	if n.tiered != nil {
+		remote = n.tiered
+	}
 	b = broker.New(broker.Options{
 		Config:       cfg,
 		ClusterID:    n.clusterID,
@@ -310,6 +318,11 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Logger:       log.With("component", "broker"),
 		Loggers:      loggerLevels(log),
 		Telemetry:    n.telemetryReceiver(),
+
+		// The KIP-890 verification connects to coordinators as the
+		// replica fetchers do to leaders.
+		InterBrokerSecurity: ibSec,
+		Remote:              remote,
 	})
 	n.handler = b
 	n.brokerAPIs = b
@@ -396,6 +409,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		log.Warn("removing stray logs", "err", err)
 	}
 	close(n.ready)
+	if n.tiered != nil {
+		n.tiered.start(cfg, b, n.partitions, n.ownListener(), ibSec)
+	}
 	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.ClusterID(),
 		"topics", len(n.meta.Image().Topics()), "partitions", len(n.partitions.All()))
 	return n, nil
@@ -446,6 +462,7 @@ func (n *Node) startControllerOnly() error {
 		KRaftVersion: kraftVersion(n.quorumMode),
 		Logger:       n.log.With("component", "broker"),
 	})
+	n.brokerAPIs = b // closed with the node
 	if err := n.serveControllerAPIs(b); err != nil {
 		return err
 	}
@@ -754,6 +771,7 @@ func (n *Node) closeAll(controlled bool) error {
 		n.brokerAPIs.Close() // its connections to other brokers
 	}
 
+	n.tiered.close() // after the listeners, before the logs it reads
 	if n.groups != nil {
 		// After the listeners: no request is left to park on a group.
 		n.groups.Close()

@@ -34,7 +34,7 @@ func TestVerifyTransactionalAgainstKfake(t *testing.T) {
 	}
 	// The table form names every anomaly kind.
 	table := ok(t, b, "", "verify", "--records", "50", "--producers", "1", "--partitions", "1")
-	for _, k := range []string{"lost", "duplicated", "reordered", "aborted-read", "offset-mismatch", "no anomalies"} {
+	for _, k := range []string{"lost", "duplicated", "int-nonmonotonic", "ext-nonmonotonic", "aborted-read", "offset-mismatch", "no anomalies"} {
 		if !strings.Contains(table, k) {
 			t.Errorf("verify table lacks %q:\n%s", k, table)
 		}
