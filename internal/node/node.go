@@ -323,6 +323,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		// replica fetchers do to leaders.
 		InterBrokerSecurity: ibSec,
 		Remote:              remote,
+		CheckListenerTLS:    n.checkListenerTLS,
 	})
 	n.handler = b
 	n.brokerAPIs = b
