@@ -69,7 +69,7 @@ var brokerDefList = []Def{
 	def("metadata.log.max.record.bytes.between.snapshots", Long, "20971520", "Bytes of new metadata records after which a snapshot is written.", atLeast(1)),
 	def("metadata.log.max.snapshot.interval.ms", Long, "3600000", "Longest time between metadata snapshots when there are new records (0 disables).", atLeast(0)),
 	def("eligible.leader.replicas.enable", Boolean, "false", "Enable eligible leader replicas (KIP-966)."),
-	def("sasl.mechanism.controller.protocol", String, "GSSAPI", "SASL mechanism used to talk to controllers."),
+	def("sasl.mechanism.controller.protocol", String, "GSSAPI", "SASL mechanism used to talk to controllers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI, logged in with the controller listener's <mechanism>.sasl.jaas.config."),
 
 	// Network.
 	def("listeners", String, "PLAINTEXT://127.0.0.1:9092", "Comma-separated NAME://host:port endpoints to listen on (Vltava default: loopback only).", custom("NAME://host:port,...", validateListenerList)),
@@ -113,8 +113,13 @@ var brokerDefList = []Def{
 	def("authorizer.class.name", String, "", "Authorizer implementation: org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer, the same ACL semantics), ACLs kept in the metadata log; empty disables authorization.", custom("StandardAuthorizer class name, or empty", validateAuthorizerClass)),
 	def("super.users", String, noDefault, "Principals allowed every operation, separated by semicolons (User:admin;User:CN=broker,O=acme).", custom("Type:Name;Type:Name...", validateSuperUsers)),
 	def("allow.everyone.if.no.acl.found", Boolean, "false", "Allow an operation on a resource no ACL matches (StandardAuthorizer)."),
+	def("delegation.token.secret.key", Password, noDefault, "Secret that signs delegation tokens (HMAC-SHA512 of the token id), the same on every node; without it delegation tokens are disabled (DELEGATION_TOKEN_AUTH_DISABLED)."),
+	def("delegation.token.master.key", Password, noDefault, "Deprecated name of delegation.token.secret.key, used when that is not set."),
+	def("delegation.token.max.lifetime.ms", Long, "604800000", "Longest life of a delegation token: it cannot be renewed beyond this after its creation.", atLeast(1)),
+	def("delegation.token.expiry.time.ms", Long, "86400000", "How long a delegation token lives unless renewed, and the longest renewal.", atLeast(1)),
+	def("delegation.token.expiry.check.interval.ms", Long, "3600000", "Interval at which the active controller removes expired delegation tokens.", atLeast(1)),
 	def("sasl.enabled.mechanisms", List, "GSSAPI", "SASL mechanisms enabled on the broker."),
-	def("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", "SASL mechanism used for broker-to-broker traffic."),
+	def("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", "SASL mechanism used for broker-to-broker traffic: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI, logged in with the inter-broker listener's <mechanism>.sasl.jaas.config."),
 	def("sasl.jaas.config", Password, noDefault, "JAAS login context configuration for SASL connections."),
 	def("ssl.keystore.type", String, "JKS", "File format of the key store."),
 	def("ssl.keystore.location", String, noDefault, "Path of the key store file."),

@@ -321,6 +321,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		// replica fetchers do to leaders.
 		InterBrokerSecurity: ibSec,
 		Remote:              remote,
+		CheckListenerTLS:    n.checkListenerTLS,
 	})
 	n.handler = b
 	n.brokerAPIs = b
@@ -460,6 +461,7 @@ func (n *Node) startControllerOnly() error {
 		KRaftVersion: kraftVersion(n.quorumMode),
 		Logger:       n.log.With("component", "broker"),
 	})
+	n.brokerAPIs = b // closed with the node
 	if err := n.serveControllerAPIs(b); err != nil {
 		return err
 	}

@@ -87,6 +87,14 @@ func (p *Provider) Update(lookup Lookup) error {
 	return nil
 }
 
+// CheckServer loads the stores a server-side configuration with these
+// settings would use, installing nothing: a dynamic update is refused
+// with its error before it is committed.
+func CheckServer(lookup Lookup) error {
+	_, err := loadServer(ReadSettings(lookup))
+	return err
+}
+
 // Err is the error of the last failed reload from changed files, nil if
 // the last one succeeded.
 func (p *Provider) Err() error {
