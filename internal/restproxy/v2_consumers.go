@@ -569,6 +569,14 @@ func (ci *consumerInstance) seekTo(to map[string]map[int32]kgo.EpochOffset) {
 		}
 	}
 	ci.pending = kept
+	for t, ps := range to {
+		if ci.positions[t] == nil {
+			ci.positions[t] = map[int32]kgo.EpochOffset{}
+		}
+		for part, eo := range ps {
+			ci.positions[t][part] = eo // the position a commit of everything commits, as Kafka's
+		}
+	}
 	ci.mu.Unlock()
 	ci.client.SetOffsets(to)
 }
@@ -732,20 +740,53 @@ func (p *Proxy) v2Records(w http.ResponseWriter, r *http.Request, ci *consumerIn
 		ci.pending = append(ci.pending, recs...)
 		ci.mu.Unlock()
 	}
+	// Records are taken from the front of what was fetched, decoded in
+	// the instance's format, until max_bytes; one that cannot be decoded
+	// stops the batch and, first in line, is the request's error (the
+	// consumer stays before it; a seek moves past it).
 	out := []v2Record{}
 	var size int64
 	ci.mu.Lock()
-	n := 0
-	for _, rec := range ci.pending {
+	candidates := append([]*kgo.Record(nil), ci.pending...)
+	ci.mu.Unlock()
+	var decodeErr error
+	var batch []*kgo.Record
+	for _, rec := range candidates {
 		sz := int64(len(rec.Key) + len(rec.Value))
-		if n > 0 && size+sz > maxBytes {
+		if len(batch) > 0 && size+sz > maxBytes {
+			break
+		}
+		k, err := p.decodeData(r.Context(), ci.format, rec.Key)
+		if err == nil {
+			var v json.RawMessage
+			if v, err = p.decodeData(r.Context(), ci.format, rec.Value); err == nil {
+				out = append(out, v2Record{Topic: rec.Topic, Key: k, Value: v, Partition: rec.Partition, Offset: rec.Offset})
+			}
+		}
+		if err != nil {
+			decodeErr = err
 			break
 		}
 		size += sz
-		n++
+		batch = append(batch, rec)
 	}
-	batch := append([]*kgo.Record(nil), ci.pending[:n]...)
-	ci.pending = append(ci.pending[:0], ci.pending[n:]...)
+	if len(batch) == 0 && decodeErr != nil {
+		return decodeErr
+	}
+	ci.mu.Lock()
+	// The revocation callback may have dropped records meanwhile: remove
+	// exactly those returned.
+	returned := map[*kgo.Record]bool{}
+	for _, rec := range batch {
+		returned[rec] = true
+	}
+	kept := ci.pending[:0]
+	for _, rec := range ci.pending {
+		if !returned[rec] {
+			kept = append(kept, rec)
+		}
+	}
+	ci.pending = kept
 	for _, rec := range batch {
 		if ci.positions[rec.Topic] == nil {
 			ci.positions[rec.Topic] = map[int32]kgo.EpochOffset{}
@@ -753,17 +794,6 @@ func (p *Proxy) v2Records(w http.ResponseWriter, r *http.Request, ci *consumerIn
 		ci.positions[rec.Topic][rec.Partition] = kgo.EpochOffset{Epoch: rec.LeaderEpoch, Offset: rec.Offset + 1}
 	}
 	ci.mu.Unlock()
-	for _, rec := range batch {
-		k, err := p.decodeData(r.Context(), ci.format, rec.Key)
-		if err != nil {
-			return err
-		}
-		v, err := p.decodeData(r.Context(), ci.format, rec.Value)
-		if err != nil {
-			return err
-		}
-		out = append(out, v2Record{Topic: rec.Topic, Key: k, Value: v, Partition: rec.Partition, Offset: rec.Offset})
-	}
 	if ci.autoCommit && len(batch) > 0 {
 		ci.commitPositions(r.Context(), false)
 	}
@@ -875,7 +905,7 @@ func (p *Proxy) v2Commit(w http.ResponseWriter, r *http.Request, ci *consumerIns
 		Consumed  int64  `json:"consumed"`
 		Committed int64  `json:"committed"`
 	}
-	var out []committedOffset
+	out := []committedOffset{}
 	to := map[string]map[int32]kgo.EpochOffset{}
 	if len(req.Offsets) > 0 {
 		for _, o := range req.Offsets {
