@@ -63,7 +63,14 @@ func (n *Node) startRest() error {
 		return fmt.Errorf("rest.listeners: %w", err)
 	}
 	if err := p.Start(); err != nil {
-		return err
+		if _, set := n.cfg.Raw["rest.listeners"]; set {
+			return err
+		}
+		// The default endpoint (127.0.0.1:8082) is taken, by another node
+		// on this machine: as with admin.listeners, the node runs without
+		// a REST Proxy and says so; an endpoint set explicitly stops it.
+		n.log.Warn("REST Proxy not started: its default endpoint is in use; set rest.listeners to serve it elsewhere (or empty to turn it off)", "err", err)
+		return nil
 	}
 	n.rest = p
 	return nil
@@ -84,4 +91,3 @@ func (n *Node) RestAddrs() []string {
 	}
 	return n.rest.Addrs()
 }
-

@@ -71,7 +71,9 @@ func bareErr(status int, format string, args ...any) *apiError {
 
 func errTopicNotFound() *apiError     { return errf(codeTopicNotFound, "Topic not found.") }
 func errPartitionNotFound() *apiError { return errf(codePartitionNotFound, "Partition not found.") }
-func errConsumerNotFound() *apiError  { return errf(codeConsumerNotFound, "Consumer instance not found.") }
+func errConsumerNotFound() *apiError {
+	return errf(codeConsumerNotFound, "Consumer instance not found.")
+}
 func errPayload(format string, args ...any) *apiError {
 	return errf(codeInvalidPayload, "Payload error. "+format, args...)
 }

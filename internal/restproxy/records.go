@@ -37,16 +37,16 @@ type produceRequest struct {
 
 // produceReport is Confluent's v3 ProduceResponse.
 type produceReport struct {
-	ErrorCode   int          `json:"error_code"`
-	Message     string       `json:"message,omitempty"`
-	ClusterID   string       `json:"cluster_id,omitempty"`
-	TopicName   string       `json:"topic_name,omitempty"`
-	PartitionID *int32       `json:"partition_id,omitempty"`
-	Offset      *int64       `json:"offset,omitempty"`
-	Timestamp   string       `json:"timestamp,omitempty"`
-	Key         *reportData  `json:"key,omitempty"`
-	Value       *reportData  `json:"value,omitempty"`
-	status      int          // the HTTP status of this report as a whole response
+	ErrorCode   int           `json:"error_code"`
+	Message     string        `json:"message,omitempty"`
+	ClusterID   string        `json:"cluster_id,omitempty"`
+	TopicName   string        `json:"topic_name,omitempty"`
+	PartitionID *int32        `json:"partition_id,omitempty"`
+	Offset      *int64        `json:"offset,omitempty"`
+	Timestamp   string        `json:"timestamp,omitempty"`
+	Key         *reportData   `json:"key,omitempty"`
+	Value       *reportData   `json:"value,omitempty"`
+	status      int           // the HTTP status of this report as a whole response
 	done        chan struct{} // closed once the record is acknowledged or failed
 }
 

@@ -51,11 +51,11 @@ type consumerInstance struct {
 	assigned []topicPartition // the manual assignment
 	// mu guards pending and positions, also touched by the client's
 	// revocation callback.
-	mu        sync.Mutex
-	pending   []*kgo.Record
+	mu      sync.Mutex
+	pending []*kgo.Record
 	// groupAssigned is what the group assigned the subscription.
 	groupAssigned map[string]map[int32]bool
-	positions map[string]map[int32]kgo.EpochOffset // next offset to return, per partition returned from
+	positions     map[string]map[int32]kgo.EpochOffset // next offset to return, per partition returned from
 }
 
 type topicPartition struct {
