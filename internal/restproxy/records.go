@@ -119,6 +119,11 @@ func (p *Proxy) produceRecords(w http.ResponseWriter, r *http.Request) error {
 	}
 	nparts := int32(len(td.Partitions))
 
+	// Reports go out while records still come in: HTTP/1.1 needs full
+	// duplex for the body to stay readable once the response has begun.
+	if err := http.NewResponseController(w).EnableFullDuplex(); err != nil && r.ProtoMajor == 1 {
+		return errf(codeInternalServerError, "streaming produce needs a full-duplex connection: %v", err)
+	}
 	br := &boundedReader{r: r.Body, max: p.cfg.MaxRequestBytes}
 	dec := json.NewDecoder(br)
 	queue := make(chan *produceReport, maxInFlightReports)
