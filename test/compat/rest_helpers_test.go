@@ -138,8 +138,8 @@ func (rb *restBroker) wantError(t *testing.T, r restResponse, status, code int) 
 }
 
 const (
-	jsonCT      = "application/json"
-	v2CT        = "application/vnd.kafka.v2+json"
-	v2JSONCT    = "application/vnd.kafka.json.v2+json"
-	v2BinaryCT  = "application/vnd.kafka.binary.v2+json"
+	jsonCT     = "application/json"
+	v2CT       = "application/vnd.kafka.v2+json"
+	v2JSONCT   = "application/vnd.kafka.json.v2+json"
+	v2BinaryCT = "application/vnd.kafka.binary.v2+json"
 )
