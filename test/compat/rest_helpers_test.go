@@ -18,15 +18,23 @@ type restBroker struct {
 	*Broker
 	url     string // http://host:port
 	cluster string // the cluster id, from GET /v3/clusters
+	auth    []string
 }
 
 // startRestBroker starts a broker with rest.listeners on a free port.
 func startRestBroker(t *testing.T, opts ...Option) *restBroker {
 	t.Helper()
+	return startRestBrokerAs(t, nil, opts...)
+}
+
+// startRestBrokerAs is startRestBroker whose requests carry the headers
+// auth (basic-auth credentials) unless a request sets its own.
+func startRestBrokerAs(t *testing.T, auth []string, opts ...Option) *restBroker {
+	t.Helper()
 	skipOnKfake(t, "kfake serves no REST Proxy")
 	addr := freeport.Addr(t)
 	b := StartBroker(t, append([]Option{WithOverride("rest.listeners", "http://"+addr)}, opts...)...)
-	rb := &restBroker{Broker: b, url: "http://" + addr}
+	rb := &restBroker{Broker: b, url: "http://" + addr, auth: auth}
 	// The proxy listens once the node is registered, after its Kafka
 	// listener answers.
 	poll.Until(t, 30*time.Second, "the REST Proxy to answer", func() error {
@@ -89,6 +97,7 @@ func (rb *restBroker) do(t *testing.T, method, path, contentType string, body an
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
+	hdr = append(append([]string(nil), rb.auth...), hdr...)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
