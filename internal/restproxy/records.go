@@ -47,6 +47,7 @@ type produceReport struct {
 	Key         *reportData   `json:"key,omitempty"`
 	Value       *reportData   `json:"value,omitempty"`
 	status      int           // the HTTP status of this report as a whole response
+	closeConn   bool          // the request body was left unread: close the connection after
 	done        chan struct{} // closed once the record is acknowledged or failed
 }
 
@@ -145,6 +146,7 @@ func (p *Proxy) produceRecords(w http.ResponseWriter, r *http.Request) error {
 			if errors.Is(err, errRecordTooLarge) {
 				ae = errf(codeTooLarge, "Record larger than %d bytes", p.cfg.MaxRequestBytes)
 			}
+			rep.closeConn = true // before fail publishes rep
 			p.fail(rep, ae)
 			queue <- rep
 			failed = true
@@ -240,6 +242,11 @@ func (p *Proxy) writeReports(w http.ResponseWriter, queue <-chan *produceReport,
 		if first {
 			first = false
 			w.Header().Set("Content-Type", "application/json")
+			if rep.closeConn {
+				// The rest of the body is not read: the connection
+				// cannot carry another request.
+				w.Header().Set("Connection", "close")
+			}
 			w.WriteHeader(rep.status)
 		}
 		buf = appendReport(buf[:0], rep)
