@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/vltava/vltava/internal/httpapi"
 	"github.com/vltava/vltava/internal/security"
 	"github.com/vltava/vltava/internal/security/clientauth"
 )
@@ -161,6 +160,3 @@ func (basicAuthenticator) Authenticate(r *http.Request) (security.Principal, err
 	}
 	return security.User(user), nil
 }
-
-// principal is the principal a request acts as, for logs.
-func principal(r *http.Request) security.Principal { return httpapi.PrincipalOf(r) }
