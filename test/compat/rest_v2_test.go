@@ -242,3 +242,25 @@ func groupsDescribe(t *testing.T, b *Broker, group string) groupDescription {
 	}
 	return one
 }
+
+// TestRestV2ConsumerExpiry: an instance unused for
+// consumer.instance.timeout.ms is closed: it answers 40403 and its
+// member has left the group.
+func TestRestV2ConsumerExpiry(t *testing.T) {
+	t.Parallel()
+	rb := startRestBroker(t, WithOverride("rest.consumer.instance.timeout.ms", "2000"))
+	topic, group := uniqueTopic(t), uniqueTopic(t)+"-g"
+	createTopic(t, newAdmin(t, rb.Broker), topic, 1, nil)
+	rb.mustJSON(t, http.MethodPost, "/consumers/"+group, v2CT, map[string]any{"name": "e"}, http.StatusOK, nil)
+	base := "/consumers/" + group + "/instances/e"
+	rb.mustJSON(t, http.MethodPost, base+"/subscription", v2CT, map[string]any{"topics": []string{topic}}, http.StatusNoContent, nil)
+	poll.True(t, 30*time.Second, "the instance to join its group", func() bool {
+		rb.mustJSON(t, http.MethodGet, base+"/records?timeout=500", "", nil, http.StatusOK, nil, "Accept", v2BinaryCT)
+		return len(groupsDescribe(t, rb.Broker, group).Members) == 1
+	})
+	poll.True(t, 30*time.Second, "the idle instance to expire", func() bool {
+		return rb.do(t, http.MethodGet, rb.v3("/consumer-groups/"+group), "", nil).status == http.StatusOK &&
+			len(groupsDescribe(t, rb.Broker, group).Members) == 0
+	})
+	rb.wantError(t, rb.do(t, http.MethodGet, base+"/records", "", nil), http.StatusNotFound, 40403)
+}
