@@ -136,6 +136,8 @@ var brokerDefList = []Def{
 	def("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", "TLS protocol versions enabled for connections."),
 	def("ssl.cipher.suites", List, "", "Enabled cipher suites; empty means all supported."),
 	def("ssl.endpoint.identification.algorithm", String, "https", "Server host name verification algorithm; empty disables it."),
+	def("ssl.allow.dn.changes", Boolean, "false", "Whether a dynamic update of a listener's key store may bring a certificate with another subject distinguished name (KIP-978); refused with INVALID_CONFIG otherwise."),
+	def("ssl.allow.san.changes", Boolean, "false", "Whether a dynamic update of a listener's key store may bring a certificate with other subject alternative names (KIP-978); refused with INVALID_CONFIG otherwise."),
 	def("ssl.principal.mapping.rules", String, "DEFAULT", "Rules mapping a TLS client certificate's distinguished name to a principal name (RULE:pattern/replacement/[LU], DEFAULT)."),
 
 	// Log defaults and log manager.
@@ -356,6 +358,7 @@ func init() {
 		}
 	}
 	brokerDefList = append(brokerDefList, observabilityDefs...)
+	brokerDefList = append(brokerDefList, restDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {
