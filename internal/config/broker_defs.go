@@ -356,6 +356,7 @@ func init() {
 		}
 	}
 	brokerDefList = append(brokerDefList, observabilityDefs...)
+	brokerDefList = append(brokerDefList, restDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {
