@@ -96,7 +96,9 @@ func TestOAuthBearerCLI(t *testing.T) {
 		"--log-level", "warn")
 	cfg := writeFile(t, "oauth.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"+
 		`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="alice";`+"\n")
-	as := func(args ...string) []string { return append(args, "--bootstrap-server", sasl, "--command-config", cfg) }
+	as := func(args ...string) []string {
+		return append(args, "--bootstrap-server", sasl, "--command-config", cfg)
+	}
 	poll.True(t, 30*time.Second, "the OAUTHBEARER listener", func() bool {
 		return run(t, nil, "", as("topics", "list")...).code == 0
 	})
