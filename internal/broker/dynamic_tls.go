@@ -3,10 +3,12 @@ package broker
 // A dynamic update of this node's TLS listener stores (ssl.keystore.*,
 // ssl.truststore.*, listener.name.<l>.ssl.* on the BROKER resource naming
 // this node) is validated where the stores are, before it is forwarded:
-// the stores the update would give are loaded and, if they do not load,
-// the resource is answered INVALID_CONFIG with the reason and nothing is
-// committed, so the stores in force stay, as Kafka's validation of a
-// reconfigurable SSL factory refuses such an update.
+// the stores the update would give are loaded and, if they do not load
+// or their certificate changes its subject or SANs (KIP-978, unless
+// ssl.allow.dn.changes / ssl.allow.san.changes), the resource is answered
+// INVALID_CONFIG with the reason and nothing is committed, so the stores
+// in force stay, as Kafka's validation of a reconfigurable SSL factory
+// refuses such an update.
 
 import (
 	"fmt"

@@ -170,7 +170,7 @@ func (n *Node) checkListenerTLS(perBroker map[string]string) error {
 		if !sec.tlsSettingsChanged(lookup) {
 			continue
 		}
-		if err := tlsconf.CheckServer(lookup); err != nil {
+		if err := sec.tls.CheckUpdate(lookup); err != nil {
 			return fmt.Errorf("listener %s: %w", name, err)
 		}
 	}

@@ -79,3 +79,38 @@ func TestSecureCLI(t *testing.T) {
 		t.Errorf("missing JAAS config: %q", stderr)
 	}
 }
+
+// TestOAuthBearerCLI: the CLI speaks OAUTHBEARER through --command-config
+// with Kafka's client properties (sasl.mechanism=OAUTHBEARER, an
+// OAuthBearerLoginModule with unsecuredLoginStringClaim_sub), against a
+// broker that validates unsecured tokens, and a login module of another
+// mechanism is refused naming it.
+func TestOAuthBearerCLI(t *testing.T) {
+	b := &broker{kind: "vltava", addr: freeAddr(t), dataDir: t.TempDir()}
+	sasl := freeAddr(t)
+	b.start(t, mustBinary(t, vltavaBinary), "server",
+		"--override", "listeners=PLAINTEXT://"+b.addr+",SASL_PLAINTEXT://"+sasl,
+		"--override", "log.dirs="+b.dataDir,
+		"--override", "inter.broker.listener.name=PLAINTEXT",
+		"--override", "sasl.enabled.mechanisms=OAUTHBEARER",
+		"--override", "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+		"--log-level", "warn")
+	cfg := writeFile(t, "oauth.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="alice";`+"\n")
+	as := func(args ...string) []string {
+		return append(args, "--bootstrap-server", sasl, "--command-config", cfg)
+	}
+	poll.True(t, 30*time.Second, "the OAUTHBEARER listener", func() bool {
+		return run(t, nil, "", as("topics", "list")...).code == 0
+	})
+	ok(t, nil, "", as("topics", "create", "tokens", "--partitions", "1")...)
+	ok(t, nil, "one\ntwo\n", as("produce", "tokens")...)
+	if got := ok(t, nil, "", as("consume", "tokens", "--from-beginning", "--max-messages", "2", "--timeout", "10s")...); got != "one\ntwo\n" {
+		t.Errorf("consumed %q", got)
+	}
+	bad := writeFile(t, "bad-oauth.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b";`+"\n")
+	if stderr := fails(t, nil, "", "topics", "list", "--bootstrap-server", sasl, "--command-config", bad); !strings.Contains(stderr, "OAuthBearerLoginModule") {
+		t.Errorf("a PLAIN login module for OAUTHBEARER: %q", stderr)
+	}
+}

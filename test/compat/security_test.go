@@ -346,7 +346,8 @@ func TestKcatSecure(t *testing.T) {
 // TestDynamicKeystoreUpdate: a per-listener key store changed with
 // IncrementalAlterConfigs (listener.name.sasl_ssl.ssl.keystore.*, Kafka's
 // reconfigurable SSL configs) is served to new connections without a
-// restart.
+// restart; one that does not load, or whose certificate names other hosts
+// (KIP-978), is refused with INVALID_CONFIG and the one in force stays.
 func TestDynamicKeystoreUpdate(t *testing.T) {
 	sb := startSecureBroker(t)
 	ca2 := certs.NewCA(t, "second-ca")
@@ -381,6 +382,21 @@ func TestDynamicKeystoreUpdate(t *testing.T) {
 	for _, r := range res {
 		if !errors.Is(r.Err, kerr.InvalidConfig) {
 			t.Fatalf("AlterConfigs of a bad key store: %v %s, want INVALID_CONFIG", r.Err, r.ErrMessage)
+		}
+	}
+	// KIP-978: a certificate for other names is refused too, unless
+	// ssl.allow.san.changes.
+	otherNames, _, _ := ca2.Server(t, "elsewhere.example").WritePEM(t, sb.dir, "broker-elsewhere", ca2)
+	res, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
+		set("listener.name.sasl_ssl.ssl.keystore.type", "PEM"),
+		set("listener.name.sasl_ssl.ssl.keystore.location", otherNames),
+	}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if !errors.Is(r.Err, kerr.InvalidConfig) || !strings.Contains(r.ErrMessage, "subject alternative names") {
+			t.Fatalf("a key store for other names: %v %s, want INVALID_CONFIG", r.Err, r.ErrMessage)
 		}
 	}
 	dc, err := adm.DescribeBrokerConfigs(ctx, 1)
