@@ -261,7 +261,7 @@ func (th *thread) ensureTasks(ctx context.Context, need map[TaskID]bool) error {
 	defer th.mu.Unlock()
 	for _, id := range missing {
 		t, err := newTask(id, a.topo, a.topo.subs[id.Subtopology], a.cfg.ApplicationID, th, opened[id], globals,
-			a.cfg.DeserializationHandler, th.log, func() int64 { return time.Now().UnixMilli() })
+			a.cfg.DeserializationHandler, a.cfg.TimestampExtractor, th.log, func() int64 { return time.Now().UnixMilli() })
 		if err != nil {
 			return err
 		}
