@@ -56,8 +56,8 @@ type task struct {
 	col        collector
 	log        *slog.Logger
 	onDeserErr DeserializationHandler
-	tsx        TimestampExtractor         // the default extractor
-	partTime   map[string]int64           // source topic -> highest extracted timestamp
+	tsx        TimestampExtractor // the default extractor
+	partTime   map[string]int64   // source topic -> highest extracted timestamp
 
 	instances  map[*node]*instance
 	sources    map[string]*instance // resolved topic -> source
