@@ -284,7 +284,7 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		if heavyInvariants && err == nil {
 			l.assertData(res, offset, min(maxOffset, res.LogEndOffset))
 		}
-		return res, err
+		return res, l.readError(err)
 	}
 }
 
@@ -303,8 +303,20 @@ func (l *Log) ReadRegion(offset int64, maxBytes int, maxOffset int64, minOneBatc
 		if heavyInvariants && err == nil {
 			l.assertRegion(res, offset, min(maxOffset, res.LogEndOffset))
 		}
-		return res, err
+		return res, l.readError(err)
 	}
+}
+
+// readError is what a read's caller sees of a failure: Kafka errors (an
+// offset out of range, a closed log) as they are, and a disk error as
+// KAFKA_STORAGE_ERROR, as Kafka answers reads of a failing log dir. The
+// file system's failure report (manager.go) takes the dir offline.
+func (l *Log) readError(err error) error {
+	var ke *kerr.Error
+	if err == nil || errors.As(err, &ke) {
+		return err
+	}
+	return fmt.Errorf("%w: reading %s: %w", kerr.KafkaStorageError, l.dir, err)
 }
 
 func (l *Log) readRegionOnce(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (ReadResult, error) {
