@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/vltava/vltava/internal/testing/poll"
 )
 
@@ -63,7 +66,8 @@ func runFailure(t *testing.T, guarantee string, killBrokers bool) {
 			"--replication-factor", fmt.Sprint(rf)}
 	}
 	victim := start(t, "instance-a", bin, args()...)
-	start(t, "instance-b", bin, args()...)
+	other := start(t, "instance-b", bin, args()...)
+	fencedB := false
 
 	rng := rand.New(rand.NewSource(2))
 	want := map[string]int64{}
@@ -81,6 +85,13 @@ func runFailure(t *testing.T, guarantee string, killBrokers bool) {
 		}
 		if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
 			t.Fatal(err)
+		}
+		if b == 2 && guarantee == "exactly_once_v2" && !killBrokers {
+			// Another producer takes instance-b's transactional ID over:
+			// its next commit is fenced, and it must close its tasks and
+			// rejoin with a new producer rather than die.
+			poll.Until(t, 60*time.Second, "fencing instance-b's producer", func() error { return fenceMember(ctx, cl, adm, other) })
+			fencedB = true
 		}
 		if b%2 == 1 && killed < kills {
 			// Let the instance get going, then kill it mid-processing.
@@ -141,6 +152,14 @@ func runFailure(t *testing.T, guarantee string, killBrokers bool) {
 	for _, n := range want {
 		total += n
 	}
+	if fencedB {
+		if other.cmd.ProcessState != nil {
+			t.Errorf("instance-b exited after its producer was fenced: %v", other.cmd.ProcessState)
+		}
+		if !strings.Contains(other.out.String(), "producer fenced") {
+			t.Errorf("instance-b did not report the fence:\n%s", other.out.String())
+		}
+	}
 	what := "instance"
 	if killBrokers {
 		what = "broker"
@@ -160,4 +179,38 @@ func processedSome(ctx context.Context, adm *kadm.Client) bool {
 	n := int64(0)
 	offs.Each(func(o kadm.OffsetResponse) { n += o.At })
 	return n > 0
+}
+
+// fenceMember bumps the producer epoch of the stream thread of p's
+// instance, found by its client ID (<application.id>-<process>-StreamThread-1)
+// in the group: an InitProducerId for its transactional ID, as a new
+// producer with that ID would send.
+func fenceMember(ctx context.Context, cl *kgo.Client, adm *kadm.Client, p *proc) error {
+	groups, err := adm.DescribeGroups(ctx, "clickstream")
+	if err != nil {
+		return err
+	}
+	// The instance's process ID is in its log line "streams starting".
+	var txnID string
+	for _, m := range groups["clickstream"].Members {
+		proc, ok := strings.CutSuffix(strings.TrimPrefix(m.ClientID, "clickstream-"), "-StreamThread-1")
+		if ok && strings.Contains(p.out.String(), proc) {
+			txnID = "clickstream-" + proc + "-0"
+		}
+	}
+	if txnID == "" {
+		return fmt.Errorf("instance not in the group yet")
+	}
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionalID = &txnID
+	req.TransactionTimeoutMillis = 10000
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
+	}
+	return nil
 }
