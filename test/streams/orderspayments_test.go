@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"testing"
 	"time"
 
@@ -12,10 +13,10 @@ import (
 	"github.com/vltava/vltava/internal/testing/poll"
 )
 
-// TestOrdersPaymentsExample runs examples/orderspayments against a broker:
-// orders paid within the join window land in orders_paid with their
-// payment, the others in orders_unpaid once stream time has passed their
-// window and grace.
+// TestOrdersPaymentsExample runs examples/orderspayments against a broker
+// while orders and payments arrive: orders paid within the join window
+// land in orders_paid with their payment, the others in orders_unpaid
+// once stream time has passed their window and grace.
 func TestOrdersPaymentsExample(t *testing.T) {
 	addr := startBroker(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
@@ -29,6 +30,12 @@ func TestOrdersPaymentsExample(t *testing.T) {
 	if _, err := adm.CreateTopics(ctx, 1, 1, nil, "orders", "payments", "orders_paid", "orders_unpaid"); err != nil {
 		t.Fatal(err)
 	}
+	// The application runs while the events arrive in event-time order,
+	// as they would live.
+	start(t, "orderspayments", build(t, "./examples/orderspayments"),
+		"--bootstrap-server", addr, "--window", "10s", "--grace", "5s", "--state-dir", t.TempDir(), "--commit-interval-ms", "100")
+
+
 	const orders = 300
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	wantPaid, wantUnpaid := map[string]bool{}, map[string]bool{}
@@ -55,15 +62,17 @@ func TestOrdersPaymentsExample(t *testing.T) {
 	// A last order far ahead closes every earlier window.
 	last, _ := json.Marshal(map[string]any{"order_id": "end", "customer": "x", "amount": 1})
 	rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte("end"), Value: last, Timestamp: base.Add(time.Hour)})
-	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
-		t.Fatal(err)
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Timestamp.Before(rs[j].Timestamp) })
+	for len(rs) > 0 {
+		n := 1
+		for n < len(rs) && rs[n].Timestamp.Equal(rs[0].Timestamp) {
+			n++
+		}
+		if err := cl.ProduceSync(ctx, rs[:n]...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		rs = rs[n:]
 	}
-	// Started on the loaded topics, the application polls both at once
-	// and takes their records in timestamp order.
-	start(t, "orderspayments", build(t, "./examples/orderspayments"),
-		"--bootstrap-server", addr, "--window", "10s", "--grace", "1s", "--state-dir", t.TempDir(), "--commit-interval-ms", "100")
-
-
 	out, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("orders_paid", "orders_unpaid"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
