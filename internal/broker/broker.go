@@ -90,6 +90,9 @@ type Broker struct {
 	// txnVerifier checks transactional produces with their coordinator
 	// (txn_verify.go).
 	txnVerifier TxnVerifier
+	// tokenExpiry removes expired delegation tokens on the active
+	// controller (delegation_token_expiry.go).
+	tokenExpiry *tokenExpiry
 	// verification is transaction.partition.verification.enable as of
 	// the image it was read from (txn_verify.go).
 	verification atomic.Pointer[verificationSetting]
@@ -174,7 +177,7 @@ func New(o Options) *Broker {
 		o.TxnVerifier = newCoordinatorVerifier(o.Config.TransactionStateLogNumPartitions, interBrokerListener(o.Config), o.Config.NodeID,
 			time.Duration(o.Config.RequestTimeoutMs)*time.Millisecond, o.InterBrokerSecurity)
 	}
-	return &Broker{
+	b := &Broker{
 		cfg:           o.Config,
 		nodeID:        o.Config.NodeID,
 		clusterID:     o.ClusterID,
@@ -201,11 +204,17 @@ func New(o Options) *Broker {
 		authz:               newAuthorizer(o),
 		earlyStart:          earlyStartListeners(o.Config),
 	}
+	b.tokenExpiry = b.startTokenExpiry() // delegation_token_expiry.go
+	return b
 }
 
 // Close releases the connections the broker opened to other brokers (the
-// transaction verifications'); the listeners are closed first.
-func (b *Broker) Close() { b.txnVerifier.Close() }
+// transaction verifications') and stops its background work; the
+// listeners are closed first.
+func (b *Broker) Close() {
+	b.tokenExpiry.stop()
+	b.txnVerifier.Close()
+}
 
 // handlerFunc answers one API. It returns the response to send (nil for
 // none) or an error that closes the connection.
@@ -297,6 +306,9 @@ type controllerHandler struct{ b *Broker }
 
 // VersionRange implements server.Handler.
 func (h controllerHandler) VersionRange(key int16) (int16, int16, bool) {
+	if key == int16(kmsg.Envelope) {
+		return envelopeVersion, envelopeVersion, true
+	}
 	if !controllerAPIs[key] {
 		return 0, 0, false
 	}
@@ -305,6 +317,9 @@ func (h controllerHandler) VersionRange(key int16) (int16, int16, bool) {
 
 // Handle implements server.Handler.
 func (h controllerHandler) Handle(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	if r.Key == int16(kmsg.Envelope) {
+		return h.b.handleEnvelope(ctx, r) // authorize_envelope.go
+	}
 	if !controllerAPIs[r.Key] {
 		return nil, fmt.Errorf("API key %d is not served by a controller", r.Key)
 	}
@@ -426,7 +441,12 @@ func (b *Broker) forwardToController(ctx context.Context, r *server.Request) (re
 	}
 	fctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := b.channel.Forward(fctx, r.Body)
+	var err error
+	if r.Conn != nil {
+		resp, err = b.forwardEnveloped(fctx, r) // authorize_envelope.go
+	} else {
+		resp, err = b.channel.Forward(fctx, r.Body)
+	}
 	if err != nil {
 		b.log.Warn("forwarding to the controller failed", "api", kmsg.NameForKey(r.Key), "err", err)
 		return nil, false

@@ -45,6 +45,7 @@ const (
 	suiteSASL    = "server: SASL state, raw v0 tokens, failures, re-authentication (`internal/server/sasl_test.go`)"
 	suiteTxnFail = "cluster: transaction state across a leader failover (`test/cluster/txn_failover_test.go`)"
 	suiteTelem   = "franz-go client metrics (`test/compat/telemetry_test.go`), receiver (`internal/telemetry`)"
+	suiteTokens  = "franz-go kadm and SCRAM token authentication over SASL_SSL (`test/compat/delegation_token_test.go`); three nodes, forwarded (`test/cluster/secure_tokens_test.go`)"
 	suiteChaos   = "franz-go exactly-once pipeline under SIGKILLs, no transaction left hanging (`test/cluster/txn_chaos_test.go`)"
 	suiteACLTxn  = "franz-go transactions under ACLs over SASL_PLAINTEXT (`test/compat/acl_txn_test.go`)"
 )
@@ -113,6 +114,14 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteSASL, suiteSecure}},
 	kmsg.AlterUserSCRAMCredentials: {"KIP-554 on the active controller (forwarded): salted passwords become UserScramCredentialRecords; per-user results with UNACCEPTABLE_CREDENTIAL, UNSUPPORTED_SASL_MECHANISM, DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND; answered once this node's image has the change; ALTER on the cluster",
 		[]string{suiteSecure, suiteCLI, broker("authz_table_test.go")}},
+	kmsg.CreateDelegationToken: {"KIP-48 (v1-v3, KIP-373 owners) on the active controller (forwarded in an Envelope with the requester's principal): needs delegation.token.secret.key (else DELEGATION_TOKEN_AUTH_DISABLED), a SASL or client-certificate SSL connection not itself token-authenticated (else DELEGATION_TOKEN_REQUEST_NOT_ALLOWED), CREATE_TOKENS on the owner's User resource for another owner (DELEGATION_TOKEN_AUTHORIZATION_FAILED), User owners and renewers (INVALID_PRINCIPAL_TYPE); a DelegationTokenRecord; the HMAC is HMAC-SHA512 of the id",
+		[]string{suiteTokens}},
+	kmsg.RenewDelegationToken: {"KIP-48 on the active controller (forwarded in an Envelope): the token found by its HMAC (DELEGATION_TOKEN_NOT_FOUND), renewed by its owner or a renewer (DELEGATION_TOKEN_OWNER_MISMATCH) before it expired (DELEGATION_TOKEN_EXPIRED), by min(renew period, delegation.token.expiry.time.ms), at most to its max timestamp",
+		[]string{suiteTokens}},
+	kmsg.ExpireDelegationToken: {"KIP-48 on the active controller (forwarded in an Envelope): as Renew; a negative period removes the token at once (RemoveDelegationTokenRecord); expired tokens are also removed every delegation.token.expiry.check.interval.ms",
+		[]string{suiteTokens}},
+	kmsg.DescribeDelegationToken: {"KIP-48 from the metadata image: all owners or the named ones, each token listed to its owner and renewers and to principals with DESCRIBE on its DelegationToken resource or DESCRIBE_TOKENS on the owner's User resource; HMACs included, as Kafka",
+		[]string{suiteTokens}},
 	kmsg.DescribeUserSCRAMCredentials: {"KIP-554 from the metadata image: mechanisms and iterations (never salts or keys), all users or the named ones; RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE; DESCRIBE on the cluster",
 		[]string{suiteSecure, suiteCLI, broker("authz_table_test.go")}},
 	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0-2 (2 at bootstrap, as Kafka 4.0)",

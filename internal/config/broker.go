@@ -181,6 +181,14 @@ type Broker struct {
 	SuperUsers                []string `config:"super.users"`
 	AllowEveryoneIfNoACLFound bool     `config:"allow.everyone.if.no.acl.found"`
 	EarlyStartListeners       []string `config:"early.start.listeners"`
+
+	// Delegation tokens (KIP-48); the master key is the deprecated name of
+	// the secret key.
+	DelegationTokenSecretKey             string `config:"delegation.token.secret.key"`
+	DelegationTokenMasterKey             string `config:"delegation.token.master.key"`
+	DelegationTokenMaxLifetimeMs         int64  `config:"delegation.token.max.lifetime.ms"`
+	DelegationTokenExpiryTimeMs          int64  `config:"delegation.token.expiry.time.ms"`
+	DelegationTokenExpiryCheckIntervalMs int64  `config:"delegation.token.expiry.check.interval.ms"`
 	// Observability (Vltava's own keys, observability.go).
 	AdminListeners                     []HTTPListener `config:"admin.listeners"`
 	AdminPprofEnable                   bool           `config:"admin.pprof.enable"`

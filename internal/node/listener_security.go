@@ -9,6 +9,7 @@ import (
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/security/delegation"
 	"github.com/vltava/vltava/internal/security/mechanisms"
 	"github.com/vltava/vltava/internal/security/sasl"
 	"github.com/vltava/vltava/internal/security/sasl/scram"
@@ -168,6 +169,25 @@ func (s scramStore) ScramCredential(user string, mechanism int8) (scram.Credenti
 		return scram.Credential{}, false
 	}
 	return scram.Credential{Salt: c.Salt, Iterations: c.Iterations, StoredKey: c.StoredKey, ServerKey: c.ServerKey}, true
+}
+
+// DelegationToken finds a delegation token in the current image, with its
+// HMAC under delegation.token.secret.key; none without a secret (tokens
+// are disabled then).
+func (s scramStore) DelegationToken(id string) (delegation.Token, bool) {
+	secret := s.n.cfg.DelegationTokenSecretKey
+	if secret == "" {
+		secret = s.n.cfg.DelegationTokenMasterKey
+	}
+	if s.n.meta == nil || secret == "" {
+		return delegation.Token{}, false
+	}
+	t, ok := s.n.meta.Image().DelegationToken(id)
+	if !ok {
+		return delegation.Token{}, false
+	}
+	expires := min(t.ExpirationTimestamp, t.MaxTimestamp)
+	return delegation.Token{Owner: t.Owner, HMAC: delegation.HMAC(secret, id), Expires: time.UnixMilli(expires)}, true
 }
 
 var _ sasl.Mechanism = (*scram.Mechanism)(nil)

@@ -460,6 +460,7 @@ func (n *Node) startControllerOnly() error {
 		KRaftVersion: kraftVersion(n.quorumMode),
 		Logger:       n.log.With("component", "broker"),
 	})
+	n.brokerAPIs = b // closed with the node
 	if err := n.serveControllerAPIs(b); err != nil {
 		return err
 	}

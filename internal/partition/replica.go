@@ -489,6 +489,17 @@ func (p *Partition) UpdateFollowerHighWatermark(leaderHW int64) {
 // committed but the ISR shrank below, NOT_LEADER_OR_FOLLOWER when this node
 // lost the leadership, and REQUEST_TIMED_OUT when ctx ends first.
 func (p *Partition) AwaitReplication(ctx context.Context, requiredOffset int64) error {
+	return p.awaitHighWatermark(ctx, requiredOffset, true)
+}
+
+// AwaitHighWatermark waits, as leader, until the high watermark reaches
+// offset, whatever the size of the ISR: NOT_LEADER_OR_FOLLOWER when this
+// node lost the leadership, REQUEST_TIMED_OUT when ctx ends first.
+func (p *Partition) AwaitHighWatermark(ctx context.Context, offset int64) error {
+	return p.awaitHighWatermark(ctx, offset, false)
+}
+
+func (p *Partition) awaitHighWatermark(ctx context.Context, requiredOffset int64, checkMinISR bool) error {
 	var w *Waiter
 	defer func() {
 		if w != nil {
@@ -507,7 +518,7 @@ func (p *Partition) AwaitReplication(ctx context.Context, requiredOffset int64) 
 		case !leading:
 			return fmt.Errorf("%w: leadership of %s-%d moved while waiting for replication", kerr.NotLeaderForPartition, p.Topic, p.Index)
 		case p.log.HighWatermark() >= requiredOffset:
-			if int32(isrSize) < s.topic.MinInsyncReplicas {
+			if checkMinISR && int32(isrSize) < s.topic.MinInsyncReplicas {
 				return fmt.Errorf("%w: the ISR of %s-%d shrank to %d, below min.insync.replicas=%d, after the append",
 					kerr.NotEnoughReplicasAfterAppend, p.Topic, p.Index, isrSize, s.topic.MinInsyncReplicas)
 			}
