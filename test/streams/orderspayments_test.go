@@ -35,7 +35,6 @@ func TestOrdersPaymentsExample(t *testing.T) {
 	start(t, "orderspayments", build(t, "./examples/orderspayments"),
 		"--bootstrap-server", addr, "--window", "10s", "--grace", "5s", "--state-dir", t.TempDir(), "--commit-interval-ms", "100")
 
-
 	const orders = 300
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	wantPaid, wantUnpaid := map[string]bool{}, map[string]bool{}
