@@ -66,6 +66,7 @@ bench:
 ## bench-smoke: every scenario, tiny and once, so the suite cannot rot.
 bench-smoke:
 	$(GO) run ./bench/run -smoke
+	$(GO) run ./bench/rest -smoke
 
 clean:
 	rm -rf bin

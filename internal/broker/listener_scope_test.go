@@ -29,6 +29,7 @@ func startTwoListenerNode(t *testing.T) (client, replication *testNode) {
 		"log.dirs":                       t.TempDir(),
 		"node.id":                        "1",
 		"auto.create.topics.enable":      "false",
+		"rest.listeners":                 "",
 	})
 	if err != nil {
 		t.Fatalf("config: %v", err)

@@ -200,6 +200,15 @@ type Broker struct {
 	TelemetrySubscriptionMetrics       []string       `config:"telemetry.subscription.metrics"`
 	TelemetrySubscriptionIntervalMs    int32          `config:"telemetry.subscription.interval.ms"`
 	TelemetryMaxBytes                  int32          `config:"telemetry.max.bytes"`
+	// REST Proxy (Vltava's own keys, rest.go).
+	RestListeners                 []HTTPListener `config:"rest.listeners"`
+	RestAuthenticationMethod      string         `config:"rest.authentication.method"`
+	RestClientSASLMechanism       string         `config:"rest.client.sasl.mechanism"`
+	RestConsumerInstanceTimeoutMs int64          `config:"rest.consumer.instance.timeout.ms"`
+	RestConsumerRequestTimeoutMs  int64          `config:"rest.consumer.request.timeout.ms"`
+	RestConsumerRequestMaxBytes   int64          `config:"rest.consumer.request.max.bytes"`
+	RestMaxRequestBytes           int64          `config:"rest.max.request.bytes"`
+	RestSchemaRegistryURL         string         `config:"rest.schema.registry.url"`
 
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
@@ -493,6 +502,7 @@ func (b *Broker) fill() error {
 	if err := b.fillObservability(str); err != nil {
 		return err
 	}
+	b.fillRest(str)
 
 	// log.dirs wins over log.dir; Vltava's ./data default applies only when
 	// neither is set.

@@ -44,6 +44,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/replication"
+	"github.com/vltava/vltava/internal/restproxy"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/storage"
 	"github.com/vltava/vltava/internal/telemetry"
@@ -92,6 +93,8 @@ type Node struct {
 	// obs is the admin listener and its metrics (observability.go); nil
 	// without admin.listeners.
 	obs *observability
+	// rest is the embedded REST Proxy (rest.go); nil without rest.listeners.
+	rest *restproxy.Proxy
 	// telemetry receives client metrics (KIP-714); nil unless
 	// telemetry.enable.
 	telemetry *telemetry.Receiver
@@ -321,6 +324,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		// replica fetchers do to leaders.
 		InterBrokerSecurity: ibSec,
 		Remote:              remote,
+		CheckListenerTLS:    n.checkListenerTLS,
 	})
 	n.handler = b
 	n.brokerAPIs = b
@@ -405,6 +409,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 	if err := n.partitions.RemoveStray(); err != nil {
 		log.Warn("removing stray logs", "err", err)
+	}
+	if err := n.startRest(); err != nil {
+		return nil, err
 	}
 	close(n.ready)
 	if n.tiered != nil {
@@ -761,6 +768,7 @@ func (n *Node) closeAll(controlled bool) error {
 		}
 		n.lifecycle.Close()
 	}
+	errs = append(errs, n.closeRest())
 	errs = append(errs, n.closeObservability())
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
