@@ -172,6 +172,7 @@ func startCluster(t *testing.T, n int) *cluster {
 			"--override", "controller.quorum.voters=" + strings.Join(voters, ","),
 			"--override", "log.dirs=" + nd.dir,
 			"--override", "admin.listeners=",
+			"--override", "rest.listeners=",
 			// Failures detected in seconds, as the cluster suite does.
 			"--override", "broker.session.timeout.ms=3000",
 			"--override", "broker.heartbeat.interval.ms=500",
