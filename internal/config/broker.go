@@ -173,6 +173,8 @@ type Broker struct {
 	TransactionAbortTimedOutCleanupIntervalMs int32 `config:"transaction.abort.timed.out.transaction.cleanup.interval.ms"`
 	TransactionRemoveExpiredCleanupIntervalMs int32 `config:"transaction.remove.expired.transaction.cleanup.interval.ms"`
 	TransactionPartitionVerificationEnable    bool  `config:"transaction.partition.verification.enable"`
+	AddPartitionsToTxnRetryBackoffMs          int32 `config:"add.partitions.to.txn.retry.backoff.ms"`
+	AddPartitionsToTxnRetryBackoffMaxMs       int32 `config:"add.partitions.to.txn.retry.backoff.max.ms"`
 	ProducerIDExpirationMs                    int32 `config:"producer.id.expiration.ms"`
 	ProducerIDExpirationCheckIntervalMs       int32 `config:"producer.id.expiration.check.interval.ms"`
 
@@ -497,6 +499,8 @@ func (b *Broker) fill() error {
 	b.TransactionAbortTimedOutCleanupIntervalMs = i32("transaction.abort.timed.out.transaction.cleanup.interval.ms")
 	b.TransactionRemoveExpiredCleanupIntervalMs = i32("transaction.remove.expired.transaction.cleanup.interval.ms")
 	b.TransactionPartitionVerificationEnable = boolean("transaction.partition.verification.enable")
+	b.AddPartitionsToTxnRetryBackoffMs = i32("add.partitions.to.txn.retry.backoff.ms")
+	b.AddPartitionsToTxnRetryBackoffMaxMs = i32("add.partitions.to.txn.retry.backoff.max.ms")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
 	if err := b.fillObservability(str); err != nil {

@@ -276,6 +276,8 @@ var brokerDefList = []Def{
 	def("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "How often timed-out transactions are rolled back.", atLeast(1)),
 	def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "How often expired transactional ids are removed.", atLeast(1)),
 	def("transaction.partition.verification.enable", Boolean, "true", "Verify a partition was added to a transaction before writing to it (KIP-890)."),
+	def("add.partitions.to.txn.retry.backoff.ms", Int, "20", "Pause before a partition leader asks the transaction coordinator again to add a partition it refused with CONCURRENT_TRANSACTIONS (the previous transaction completing; transaction.version 2).", atLeast(1)),
+	def("add.partitions.to.txn.retry.backoff.max.ms", Int, "100", "How long a partition leader keeps asking the transaction coordinator to add a partition before answering the produce with the error (0: no retry; bounded by request.timeout.ms).", atLeast(0)),
 	def("producer.id.expiration.ms", Int, dayMs, "Idle time after which a producer id's state is dropped by partition leaders.", atLeast(1)),
 	def("producer.id.expiration.check.interval.ms", Int, "600000", "How often expired producer ids are removed.", atLeast(1)),
 
