@@ -96,7 +96,8 @@ func scenarios() []scenario {
 		// spends the quota window's initial allowance (quota.go).
 		scenario{name: "produce 1KiB quota 1MiB/s", kind: "quota", recordSize: 1024, records: 40_960, acks: "1", compression: "none", partitions: 1, vltavaOnly: true},
 	)
-	ss = append(ss, txnScenarios()...) // txn.go
+	ss = append(ss, txnScenarios()...)     // txn.go
+	ss = append(ss, streamsScenarios()...) // streams.go
 	return ss
 }
 
@@ -450,7 +451,13 @@ func measure(e env, impl string, s scenario, i int) (m measurement) {
 			fmt.Fprintf(os.Stderr, "bench: %s %s run %d: %s (%.0f rec/s, %.2fs cpu)\n", s.name, impl, i+1, status, m.recPerSec, m.cpuSeconds)
 		}
 	}()
-	b, _, err := startBroker(e, impl, dir, port, "num.partitions=1")
+	extra := []string{"num.partitions=1"}
+	if s.kind == "streams" {
+		// The applications join their groups at once, and the admin
+		// listener is not under test.
+		extra = append(extra, "group.initial.rebalance.delay.ms=0", "admin.listeners=")
+	}
+	b, _, err := startBroker(e, impl, dir, port, extra...)
 	if err != nil {
 		return measurement{err: err.Error()}
 	}
@@ -535,6 +542,10 @@ func measure(e env, impl string, s scenario, i int) (m measurement) {
 		}
 	case "txn":
 		if m, err = measureTxn(b, s); err != nil {
+			return fail(err)
+		}
+	case "streams":
+		if m, err = measureStreams(b, s); err != nil {
 			return fail(err)
 		}
 	case "restart":
@@ -644,6 +655,9 @@ func row(s scenario, vs, ks []measurement) string {
 	}
 	if s.kind == "txn" {
 		notes = append(notes, txnNotes(s, vs, ks))
+	}
+	if s.kind == "streams" {
+		notes = append(notes, streamsNotes(s, vs))
 	}
 	if s.kind == "quota" {
 		notes = append(notes, "V MiB/s under a 1 MiB/s producer_byte_rate: "+stat(vs, func(m measurement) float64 { return m.mbPerSec }, "%.3f")+

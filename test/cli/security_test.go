@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ func TestSecureCLI(t *testing.T) {
 		"--override", "ssl.keystore.type=PEM",
 		"--override", "ssl.keystore.location="+keystore,
 		"--override", "sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512",
+		"--override", "delegation.token.secret.key=cli-token-secret",
 		"--log-level", "warn")...)
 
 	// The first controller commits the bootstrap credential with the
@@ -73,6 +75,35 @@ func TestSecureCLI(t *testing.T) {
 	if stderr := fails(t, nil, "", as(alice, "topics", "list")...); !strings.Contains(stderr, "SASL_AUTHENTICATION_FAILED") {
 		t.Errorf("a deleted user: %q", stderr)
 	}
+	// Delegation tokens (kafka-delegation-tokens.sh): the admin creates
+	// one, a client authenticates with it (ScramLoginModule
+	// tokenauth="true") as the admin, may not create tokens with it, and
+	// cannot authenticate once it is expired.
+	var created []struct {
+		TokenID string `json:"token_id"`
+		HMAC    string `json:"hmac"`
+		Owner   string `json:"owner"`
+	}
+	if err := json.Unmarshal([]byte(ok(t, nil, "", as(admin, "delegation-tokens", "--create", "--renewer-principal", "User:alice", "--output", "json")...)), &created); err != nil || len(created) != 1 || created[0].Owner != "User:admin" {
+		t.Fatalf("delegation-tokens --create: %+v %v", created, err)
+	}
+	token := writeFile(t, "token.properties", "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="`+created[0].TokenID+`" password="`+created[0].HMAC+`" tokenauth="true";`+"\n"+
+		"ssl.truststore.type=PEM\nssl.truststore.location="+caFile+"\n")
+	if out := ok(t, nil, "", as(token, "topics", "list")...); !strings.Contains(out, "secure") {
+		t.Errorf("topics list with the token: %q", out)
+	}
+	if out := ok(t, nil, "", as(admin, "delegation-tokens", "--describe")...); !strings.Contains(out, created[0].TokenID) || !strings.Contains(out, "[User:alice]") {
+		t.Errorf("delegation-tokens --describe: %q", out)
+	}
+	if stderr := fails(t, nil, "", as(token, "delegation-tokens", "--create")...); !strings.Contains(stderr, "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED") {
+		t.Errorf("a token-authenticated --create: %q", stderr)
+	}
+	ok(t, nil, "", as(admin, "delegation-tokens", "--expire", "--expiry-time-period", "-1", "--hmac", created[0].HMAC)...)
+	poll.True(t, 30*time.Second, "the expired token refused", func() bool {
+		return strings.Contains(run(t, nil, "", as(token, "topics", "list")...).stderr, "SASL_AUTHENTICATION_FAILED")
+	})
+
 	// A bad security property is refused naming it.
 	bad := writeFile(t, "bad.properties", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n")
 	if stderr := fails(t, nil, "", as(bad, "topics", "list")...); !strings.Contains(stderr, "sasl.jaas.config") {

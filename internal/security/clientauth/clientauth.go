@@ -42,6 +42,9 @@ type Security struct {
 	Mechanism string
 	Username  string
 	Password  string
+	// Token is the SCRAM login module's tokenauth="true": Username is a
+	// delegation token id, Password its HMAC (KIP-48).
+	Token bool
 	// mech is the client side of OAUTHBEARER and GSSAPI (nil for PLAIN
 	// and SCRAM, which Username and Password are enough for).
 	mech kgosasl.Mechanism
@@ -116,6 +119,7 @@ func New(lookup func(string) (string, bool), protocol, mechanism string) (*Secur
 			return nil, fmt.Errorf("sasl.jaas.config for %s must use %s, not %s", s.Mechanism, want, mod.Class)
 		}
 		s.Username, s.Password = mod.Options["username"], mod.Options["password"]
+		s.Token = want == scramModule && strings.EqualFold(mod.Options["tokenauth"], "true")
 		if s.Username == "" || s.Password == "" {
 			return nil, errors.New("sasl.jaas.config needs username and password options")
 		}

@@ -45,9 +45,9 @@ func (s *Security) mechanism() kgosasl.Mechanism {
 	case "PLAIN":
 		return plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism()
 	case "SCRAM-SHA-256":
-		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha256Mechanism()
+		return scram.Auth{User: s.Username, Pass: s.Password, IsToken: s.Token}.AsSha256Mechanism()
 	case "SCRAM-SHA-512":
-		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism()
+		return scram.Auth{User: s.Username, Pass: s.Password, IsToken: s.Token}.AsSha512Mechanism()
 	}
 	// OAUTHBEARER and GSSAPI, built by New.
 	if s.mech == nil {
