@@ -1,7 +1,7 @@
 # Vltava build and test entry points. `make test` is what CI runs.
 GO       ?= go
 PKGS     := ./...
-UNIT     := ./internal/... ./cmd/... ./connect/... ./streams/...
+UNIT     := ./internal/... ./cmd/... ./connect/... ./streams/... ./examples/...
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can
 # report a spurious "context deadline exceeded" when a worker is starved at
 # the deadline (golang/go#75804, fixed in Go 1.27). 100000 inputs take 2-17 s
@@ -70,6 +70,7 @@ bench:
 ## bench-smoke: every scenario, tiny and once, so the suite cannot rot.
 bench-smoke:
 	$(GO) run ./bench/run -smoke
+	$(GO) run ./bench/rest -smoke
 
 clean:
 	rm -rf bin

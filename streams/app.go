@@ -137,7 +137,7 @@ func (a *App) Start(ctx context.Context) error {
 		a.state.Store(int32(StateError))
 		return err
 	}
-	a.log.Info("streams starting", "config", strings.ReplaceAll(a.cfg.String(), "\n", " "))
+	a.log.Info("streams starting", "process", a.processID, "config", strings.ReplaceAll(a.cfg.String(), "\n", " "))
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	if a.topo.global != nil {

@@ -39,6 +39,12 @@ type Config struct {
 	// LogAndFailExceptionHandler (default) or
 	// LogAndContinueExceptionHandler.
 	DeserializationHandler DeserializationHandler
+	// TimestampExtractor (default.timestamp.extractor): the event time of
+	// records read from user topics, unless a source sets its own with
+	// WithTimestampExtractor. Default FailOnInvalidTimestamp. The property
+	// takes the name of one of Kafka Streams' built-in extractors; a Go
+	// program may set any function here after ParseConfig.
+	TimestampExtractor TimestampExtractor
 	// ApplicationServer (application.server): this instance's host:port
 	// for interactive queries, shared with the group so QueryMetadataForKey
 	// can name the instance holding a key.
@@ -54,7 +60,7 @@ type Config struct {
 // implemented set, or a value not implemented (num.standby.replicas > 0, a
 // record cache, topology optimization), is an error naming the key.
 func ParseConfig(props map[string]string) (Config, error) {
-	c := Config{ProcessingGuarantee: AtLeastOnce, NumStreamThreads: 1, ReplicationFactor: -1,
+	c := Config{ProcessingGuarantee: AtLeastOnce, TimestampExtractor: FailOnInvalidTimestamp, NumStreamThreads: 1, ReplicationFactor: -1,
 		StateDir: filepath.Join(os.TempDir(), "kafka-streams")}
 	keys := make([]string, 0, len(props))
 	for k := range props {
@@ -107,6 +113,12 @@ func ParseConfig(props map[string]string) (Config, error) {
 			default:
 				return c, bad("want LogAndFailExceptionHandler or LogAndContinueExceptionHandler")
 			}
+		case "default.timestamp.extractor":
+			x, ok := extractorNames[strings.TrimPrefix(v, "org.apache.kafka.streams.processor.")]
+			if !ok {
+				return c, bad("want FailOnInvalidTimestamp, LogAndSkipOnInvalidTimestamp, UsePartitionTimeOnInvalidTimestamp or WallclockTimestampExtractor")
+			}
+			c.TimestampExtractor = x
 		case "application.server":
 			c.ApplicationServer = v
 		case "replication.factor":

@@ -36,7 +36,7 @@ func newGlobalThread(ctx context.Context, a *App) (*globalThread, error) {
 	for t := range a.topo.global.sources {
 		topics = append(topics, t)
 	}
-	t, err := newTask(TaskID{Subtopology: -1}, a.topo, a.topo.global, a.cfg.ApplicationID, g, g.stores, nil, a.cfg.DeserializationHandler, a.log, func() int64 { return time.Now().UnixMilli() })
+	t, err := newTask(TaskID{Subtopology: -1}, a.topo, a.topo.global, a.cfg.ApplicationID, g, g.stores, nil, a.cfg.DeserializationHandler, a.cfg.TimestampExtractor, a.log, func() int64 { return time.Now().UnixMilli() })
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,7 @@ type node struct {
 	keySerde       anySerde
 	valSerde       anySerde
 	global         bool
+	tsx            TimestampExtractor // nil: the configured default (record time for internal topics)
 
 	// sink nodes
 	sink *sinkSpec

@@ -22,6 +22,7 @@ type opts struct {
 	numParts    int32
 	partitioner any
 	stores      []string
+	tsx         TimestampExtractor
 	used        map[string]bool
 }
 

@@ -32,15 +32,28 @@ func (a *App) restoreStores(ctx context.Context, stores map[string]map[int32]*st
 	}
 	eos := a.cfg.ProcessingGuarantee == ExactlyOnceV2
 	var ends kadm.ListedOffsets
-	if eos {
-		ends, err = adm.ListCommittedOffsets(ctx, topics...) // the last stable offsets
-	} else {
-		ends, err = adm.ListEndOffsets(ctx, topics...)
+	// A partition leader may be moving (a broker down): retry for a while
+	// before failing the thread, as Kafka Streams' restore consumer does.
+	deadline := time.Now().Add(2 * time.Minute)
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		if eos {
+			ends, err = adm.ListCommittedOffsets(ctx, topics...) // the last stable offsets
+		} else {
+			ends, err = adm.ListEndOffsets(ctx, topics...)
+		}
+		if err == nil {
+			err = ends.Error()
+		}
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			break
+		}
+		a.log.Warn("listing changelog end offsets; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("streams: listing changelog end offsets: %w", err)
-	}
-	if err := ends.Error(); err != nil {
 		return fmt.Errorf("streams: listing changelog end offsets: %w", err)
 	}
 	consume := map[string]map[int32]kgo.Offset{}

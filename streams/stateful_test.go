@@ -331,3 +331,45 @@ func TestTableTableJoins(t *testing.T) {
 		})
 	}
 }
+
+// Sliding windows (KIP-450), time difference 10 ms: each record's left
+// window ends at it, its right window starts just after it when later
+// records fall there, early records share [0, 10], and an out-of-order
+// record updates every window holding it and creates its own.
+func TestSlidingWindowCount(t *testing.T) {
+	b := streams.NewBuilder()
+	wk := streams.TimeWindowedSerde(streams.String(), 10*time.Millisecond)
+	s := streams.NewStream(b, "in", streams.String(), streams.String())
+	streams.WindowedBySliding(s.GroupByKey(), streams.SlidingWindowsOfTimeDifferenceAndGrace(10*time.Millisecond, 5*time.Millisecond)).
+		Count(streams.Materialized("sliding")).ToStream().To("out", streams.WithKeySerde(wk), streams.WithValueSerde(streams.Int64()))
+	d := driver(t, b)
+	in := streams.CreateInputTopic(d, "in", streams.String(), streams.String())
+	out := streams.CreateOutputTopic(d, "out", wk, streams.Int64())
+	pipe(t, in, "a", "x", 5)
+	expect(t, "early record", read(t, out), "[a@0/10]=1@5")
+	pipe(t, in, "a", "x", 15)
+	expect(t, "in order", read(t, out), "[a@5/15]=2@15", "[a@6/16]=1@15")
+	pipe(t, in, "a", "x", 12)
+	expect(t, "out of order", read(t, out), "[a@2/12]=2@12", "[a@5/15]=3@15", "[a@6/16]=2@15", "[a@13/23]=1@15")
+	pipe(t, in, "b", "x", 25) // stream time 25, grace 5: windows ending at or before 20 are closed
+	read(t, out)
+	pipe(t, in, "a", "x", 17) // its left window [7,17] is closed; 15's right window [16,26] now holds 17
+	expect(t, "grace", read(t, out), "[a@13/23]=2@17", "[a@16/26]=1@17")
+	pipe(t, in, "a", "x", 9) // 9+1+10 <= 20: even its right window is closed
+	expect(t, "late record", read(t, out))
+	if m := d.Metrics(); m.DroppedRecords != 1 {
+		t.Errorf("dropped %d records, want 1", m.DroppedRecords)
+	}
+	ws, err := streams.QueryWindowStore(d, "sliding", streams.String(), streams.Int64())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := ws.FetchAll("a", func(w streams.Window, v int64) bool {
+		got = append(got, fmt.Sprintf("%d/%d=%d", w.Start, w.End, v))
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "store", got, "0/10=1", "2/12=2", "5/15=3", "6/16=2", "13/23=2", "16/26=1")
+}

@@ -68,14 +68,15 @@ func (b *Builder) stateless(name string, parent *node, f func(c *pctx, r record)
 
 // NewStream reads topic as a Stream with the given serdes (Kafka Streams'
 // builder.stream(topic, Consumed.with(keySerde, valueSerde))). Options:
-// Named.
+// Named, WithTimestampExtractor.
 func NewStream[K, V any](b *Builder, topic string, keySerde Serde[K], valueSerde Serde[V], options ...Option) Stream[K, V] {
-	o := b.collect("NewStream", options, "Named")
+	o := b.collect("NewStream", options, "Named", "WithTimestampExtractor")
 	n := b.addNode(&node{
 		name:     o.nameOr(b, "KSTREAM-SOURCE-"),
 		topics:   []string{topic},
 		keySerde: eraseSerde(keySerde),
 		valSerde: eraseSerde(valueSerde),
+		tsx:      o.tsx,
 	})
 	return Stream[K, V]{b: b, n: n, ks: keySerde, vs: valueSerde}
 }

@@ -23,9 +23,10 @@ func (t Table[K, V]) StoreName() string { return t.store }
 
 // NewTable reads topic as a Table (Kafka Streams' builder.table). Its
 // store is <topic>-STATE-STORE-<index> unless Materialized names it.
-// Options: Named, Materialized, WithBackend, WithLoggingDisabled.
+// Options: Named, Materialized, WithBackend, WithLoggingDisabled,
+// WithTimestampExtractor.
 func NewTable[K, V any](b *Builder, topic string, keySerde Serde[K], valueSerde Serde[V], options ...Option) Table[K, V] {
-	o := b.collect("NewTable", options, "Named", "Materialized", "WithBackend", "WithLoggingDisabled")
+	o := b.collect("NewTable", options, "Named", "Materialized", "WithBackend", "WithLoggingDisabled", "WithTimestampExtractor")
 	store := o.store
 	if store == "" {
 		store = b.newStoreName(topic + "-")
@@ -35,6 +36,7 @@ func NewTable[K, V any](b *Builder, topic string, keySerde Serde[K], valueSerde 
 		topics:   []string{topic},
 		keySerde: eraseSerde(keySerde),
 		valSerde: eraseSerde(valueSerde),
+		tsx:      o.tsx,
 	})
 	return materializeTable[K, V](b, o.nameOr(b, "KTABLE-SOURCE-"), src, store, o, keySerde, valueSerde, func(r record) change {
 		return change{newV: r.value}
@@ -226,16 +228,17 @@ func (g GlobalTable[K, V]) StoreName() string { return g.store }
 
 // NewGlobalTable reads topic as a GlobalTable (Kafka Streams'
 // builder.globalTable). Its store is not changelogged: the topic is its
-// changelog. Options: Named, Materialized, WithBackend.
+// changelog. Options: Named, Materialized, WithBackend,
+// WithTimestampExtractor.
 func NewGlobalTable[K, V any](b *Builder, topic string, keySerde Serde[K], valueSerde Serde[V], options ...Option) GlobalTable[K, V] {
-	o := b.collect("NewGlobalTable", options, "Named", "Materialized", "WithBackend")
+	o := b.collect("NewGlobalTable", options, "Named", "Materialized", "WithBackend", "WithTimestampExtractor")
 	store := o.store
 	if store == "" {
 		store = b.newStoreName(topic + "-")
 	}
 	src := b.addNode(&node{
 		name: b.newName("KSTREAM-SOURCE-"), topics: []string{topic}, global: true,
-		keySerde: eraseSerde(keySerde), valSerde: eraseSerde(valueSerde),
+		keySerde: eraseSerde(keySerde), valSerde: eraseSerde(valueSerde), tsx: o.tsx,
 	})
 	b.addStore(&storeSpec{
 		name: store, kind: kindKeyValue, backend: o.backendOr(Pebble), global: true,

@@ -56,6 +56,8 @@ type task struct {
 	col        collector
 	log        *slog.Logger
 	onDeserErr DeserializationHandler
+	tsx        TimestampExtractor // the default extractor
+	partTime   map[string]int64   // source topic -> highest extracted timestamp
 
 	instances  map[*node]*instance
 	sources    map[string]*instance // resolved topic -> source
@@ -86,10 +88,13 @@ func resolveTopic(appID string, n *node, topic string) string {
 // newTask instantiates the sub-topology's processors for one partition.
 // Stores must already be opened (and restored) into stores.
 func newTask(id TaskID, topo *Topology, sub *subtopology, appID string, col collector,
-	stores, globals map[string]*storeInst, onDeserErr DeserializationHandler, log *slog.Logger, wallNow func() int64,
+	stores, globals map[string]*storeInst, onDeserErr DeserializationHandler, tsx TimestampExtractor, log *slog.Logger, wallNow func() int64,
 ) (t *task, err error) {
+	if tsx == nil {
+		tsx = FailOnInvalidTimestamp
+	}
 	t = &task{
-		id: id, topo: topo, sub: sub, appID: appID, col: col, log: log, onDeserErr: onDeserErr,
+		id: id, topo: topo, sub: sub, appID: appID, col: col, log: log, onDeserErr: onDeserErr, tsx: tsx, partTime: map[string]int64{},
 		instances: map[*node]*instance{}, sources: map[string]*instance{},
 		stores: stores, globals: globals, streamTime: noStreamTime, metrics: &taskMetrics{},
 		wallNow: wallNow,
@@ -160,12 +165,6 @@ func (t *task) process(topic string, partition int32, offset int64, key, value [
 			err = asError(r)
 		}
 	}()
-	if ts < 0 {
-		// Kafka Streams skips records with an invalid (negative) timestamp.
-		t.metrics.skipped.Add(1)
-		t.log.Warn("skipping record with negative timestamp", "task", t.id, "topic", topic, "offset", offset)
-		return nil
-	}
 	t.cur = recordMeta{topic: topic, partition: partition, offset: offset, ts: ts, headers: headers}
 	n := src.node
 	k, kerr := n.keySerde.de(topic, key)
@@ -177,6 +176,34 @@ func (t *task) process(topic string, partition int32, offset int64, key, value [
 		t.metrics.skipped.Add(1)
 		t.log.Warn("skipping record that failed to deserialize", "task", t.id, "topic", topic, "partition", partition, "offset", offset, "err", derr)
 		return nil
+	}
+	// Event time: the source's extractor, else the configured default;
+	// a repartition topic's records carry the time extracted upstream.
+	x := n.tsx
+	if x == nil {
+		x = t.tsx
+		if n.internalSource {
+			x = LogAndSkipOnInvalidTimestamp
+		}
+	}
+	pt, seen := t.partTime[topic]
+	if !seen {
+		pt = -1
+	}
+	ets, xerr := x(ConsumedRecord{Topic: topic, Partition: partition, Offset: offset, Timestamp: ts, Key: k, Value: v, Headers: headers}, pt)
+	if xerr != nil {
+		return xerr
+	}
+	if ets < 0 {
+		// Kafka Streams skips records with an invalid (negative) timestamp.
+		t.metrics.skipped.Add(1)
+		t.log.Warn("skipping record with negative timestamp", "task", t.id, "topic", topic, "offset", offset, "timestamp", ets)
+		return nil
+	}
+	ts = ets
+	t.cur.ts = ts
+	if ts > pt {
+		t.partTime[topic] = ts
 	}
 	if ts > t.streamTime {
 		t.streamTime = ts

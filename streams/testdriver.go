@@ -53,6 +53,9 @@ type TestDriverConfig struct {
 	WallClock time.Time
 	// DeserializationHandler for undecodable input (default fail).
 	DeserializationHandler DeserializationHandler
+	// TimestampExtractor is the default extractor (default
+	// FailOnInvalidTimestamp).
+	TimestampExtractor TimestampExtractor
 	// Logger receives warnings (default: discarded).
 	Logger *slog.Logger
 }
@@ -88,7 +91,7 @@ func NewTestDriver(t *Topology, cfg TestDriverConfig) (*TestDriver, error) {
 			}
 			d.globals[name] = s
 		}
-		g, err := newTask(TaskID{Subtopology: -1}, t, t.global, d.appID, d, d.globals, nil, cfg.DeserializationHandler, d.log, wall)
+		g, err := newTask(TaskID{Subtopology: -1}, t, t.global, d.appID, d, d.globals, nil, cfg.DeserializationHandler, cfg.TimestampExtractor, d.log, wall)
 		if err != nil {
 			d.Close()
 			return nil, err
@@ -110,7 +113,7 @@ func NewTestDriver(t *Topology, cfg TestDriverConfig) (*TestDriver, error) {
 			}
 			stores[name] = s
 		}
-		tk, err := newTask(id, t, sub, d.appID, d, stores, d.globals, cfg.DeserializationHandler, d.log, wall)
+		tk, err := newTask(id, t, sub, d.appID, d, stores, d.globals, cfg.DeserializationHandler, cfg.TimestampExtractor, d.log, wall)
 		if err != nil {
 			d.Close()
 			return nil, err

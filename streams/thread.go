@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -34,6 +35,8 @@ type thread struct {
 	a    *App
 	idx  int
 	eos  bool
+	opts []kgo.Opt
+	// cl and sess are replaced only by the run goroutine (rejoin).
 	cl   *kgo.Client
 	sess *kgo.GroupTransactSession
 	log  *slog.Logger
@@ -92,20 +95,58 @@ func newThread(a *App, idx int) (*thread, error) {
 	} else {
 		opts = append(opts, kgo.BlockRebalanceOnPoll())
 	}
-	opts = append(opts, a.clientOpts...)
+	th.opts = append(opts, a.clientOpts...)
+	if err := th.connect(); err != nil {
+		return nil, err
+	}
+	return th, nil
+}
+
+// connect creates the thread's client (and transactional session).
+func (th *thread) connect() error {
 	var err error
 	if th.eos {
-		th.sess, err = kgo.NewGroupTransactSession(opts...)
+		th.sess, err = kgo.NewGroupTransactSession(th.opts...)
 		if err == nil {
 			th.cl = th.sess.Client()
 		}
 	} else {
-		th.cl, err = kgo.NewClient(opts...)
+		th.cl, err = kgo.NewClient(th.opts...)
 	}
-	if err != nil {
-		return nil, err
+	return err
+}
+
+// fenced says err means this thread's producer lost its transactional
+// ID's epoch: the coordinator aborted its transaction (it outlived
+// transaction.timeout.ms) or another producer took the ID over. Kafka
+// Streams treats it as its tasks having migrated: close them, start a new
+// producer and rejoin.
+func fenced(err error) bool {
+	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
+		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.TransactionAbortable)
+}
+
+// rejoin recovers from a fenced producer: every task is closed (its
+// uncommitted state is dropped; it restores from the committed changelog
+// when it is opened again), the client leaves the group, and a new client
+// with a new producer epoch joins.
+func (th *thread) rejoin(cause error) error {
+	th.log.Warn("producer fenced: closing tasks and rejoining the group with a new producer", "err", cause)
+	th.mu.Lock()
+	for id := range th.mu.tasks {
+		th.closeTaskLocked(id)
 	}
-	return th, nil
+	th.mu.Unlock()
+	th.pending.Lock()
+	th.pending.assigned = map[TaskID]bool{}
+	th.pending.revoked = nil
+	th.pending.Unlock()
+	th.produceErr.Store(nil)
+	th.sess.Close()
+	if err := th.connect(); err != nil {
+		return err
+	}
+	return th.sess.Begin()
 }
 
 func (th *thread) tasksOf(parts map[string][]int32) []TaskID {
@@ -261,7 +302,7 @@ func (th *thread) ensureTasks(ctx context.Context, need map[TaskID]bool) error {
 	defer th.mu.Unlock()
 	for _, id := range missing {
 		t, err := newTask(id, a.topo, a.topo.subs[id.Subtopology], a.cfg.ApplicationID, th, opened[id], globals,
-			a.cfg.DeserializationHandler, th.log, func() int64 { return time.Now().UnixMilli() })
+			a.cfg.DeserializationHandler, a.cfg.TimestampExtractor, th.log, func() int64 { return time.Now().UnixMilli() })
 		if err != nil {
 			return err
 		}
@@ -404,6 +445,13 @@ func (th *thread) run(ctx context.Context) (err error) {
 				if ctx.Err() != nil {
 					return th.finalCommit()
 				}
+				if th.eos && fenced(err) {
+					if err := th.rejoin(err); err != nil {
+						return err
+					}
+					lastCommit = time.Now()
+					continue
+				}
 				return err
 			}
 			lastCommit = time.Now()
@@ -417,21 +465,59 @@ func (th *thread) run(ctx context.Context) (err error) {
 func (th *thread) process(fs kgo.Fetches) error {
 	th.mu.Lock()
 	defer th.mu.Unlock()
-	var err error
-	fs.EachRecord(func(r *kgo.Record) {
-		if err != nil {
+	// Per task, the polled records of its partitions, each in offset
+	// order; a task takes the record with the lowest record timestamp
+	// among its partitions' heads next, as Kafka Streams' partition group
+	// does, so that joins and windows see the topics of a poll interleaved
+	// by time.
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	byTask := map[TaskID]map[tp][]*kgo.Record{}
+	var order []TaskID
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
 			return
 		}
-		t := th.mu.tasks[TaskID{Subtopology: th.a.topicSub[r.Topic], Partition: r.Partition}]
+		id := TaskID{Subtopology: th.a.topicSub[p.Topic], Partition: p.Partition}
+		m := byTask[id]
+		if m == nil {
+			m = map[tp][]*kgo.Record{}
+			byTask[id] = m
+			order = append(order, id)
+		}
+		k := tp{p.Topic, p.Partition}
+		m[k] = append(m[k], p.Records...)
+	})
+	for _, id := range order {
+		t := th.mu.tasks[id]
 		if t == nil {
 			// Revoked between the poll and now (lost under EOS): the
-			// record belongs to another owner now.
-			return
+			// records belong to another owner now.
+			continue
 		}
-		err = t.process(r.Topic, r.Partition, r.Offset, r.Key, r.Value, r.Timestamp.UnixMilli(), r.Headers)
-	})
-	if err != nil {
-		return err
+		queues := make([][]*kgo.Record, 0, len(byTask[id]))
+		for _, rs := range byTask[id] {
+			queues = append(queues, rs)
+		}
+		sort.Slice(queues, func(i, j int) bool { return queues[i][0].Topic < queues[j][0].Topic })
+		for {
+			best := -1
+			for i, q := range queues {
+				if len(q) > 0 && (best < 0 || q[0].Timestamp.Before(queues[best][0].Timestamp)) {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			r := queues[best][0]
+			queues[best] = queues[best][1:]
+			if err := t.process(r.Topic, r.Partition, r.Offset, r.Key, r.Value, r.Timestamp.UnixMilli(), r.Headers); err != nil {
+				return err
+			}
+		}
 	}
 	now := time.Now().UnixMilli()
 	for _, t := range th.mu.tasks {

@@ -226,7 +226,7 @@ func percentileMs(ds []time.Duration, q float64) float64 {
 }
 
 // txnNotes is the notes cell of a "txn" row: commit latencies, and for
-// Vltava the transactional/idempotent ratio of each run's pair.
+// each broker the transactional/idempotent ratio of each run's pair.
 func txnNotes(s scenario, vs, ks []measurement) string {
 	if txnScenarioParams[s.name].readCommitted {
 		return "read_committed consumer over committed transactions of 1,000 records"
@@ -243,16 +243,24 @@ func txnNotes(s scenario, vs, ks []measurement) string {
 		}
 		return fmt.Sprintf("%.2f/%.2f", median(p50), median(p99))
 	}
-	var ratios, idem []float64
-	for _, m := range vs {
-		if m.ok && m.extra["idempotent_rec_s"] > 0 {
-			ratios = append(ratios, m.recPerSec/m.extra["idempotent_rec_s"])
-			idem = append(idem, m.extra["idempotent_rec_s"])
-		}
-	}
 	note := fmt.Sprintf("commit p50/p99 ms V %s, k %s", lat(vs), lat(ks))
-	if len(ratios) > 0 {
-		note += fmt.Sprintf("; V idempotent %.0f rec/s, txn/idempotent %.2f (%.2f–%.2f)", median(idem), median(ratios), slices.Min(ratios), slices.Max(ratios))
+	// kfake's pair too: with no disk and no replication behind it, its
+	// transactional/idempotent ratio is what the client's protocol (flush,
+	// EndTxn, the next transaction's first batch) leaves.
+	for _, side := range []struct {
+		name string
+		ms   []measurement
+	}{{"V", vs}, {"k", ks}} {
+		var ratios, idem []float64
+		for _, m := range side.ms {
+			if m.ok && m.extra["idempotent_rec_s"] > 0 {
+				ratios = append(ratios, m.recPerSec/m.extra["idempotent_rec_s"])
+				idem = append(idem, m.extra["idempotent_rec_s"])
+			}
+		}
+		if len(ratios) > 0 {
+			note += fmt.Sprintf("; %s idempotent %.0f rec/s, txn/idempotent %.2f (%.2f–%.2f)", side.name, median(idem), median(ratios), slices.Min(ratios), slices.Max(ratios))
+		}
 	}
 	return note
 }

@@ -1,7 +1,7 @@
 // Command clickstream is the website-clickstream example of the streams
 // package: it reads JSON click events {"user","url","timestamp"} keyed by
-// user from website_clicks (the record timestamp is the click's time),
-// drops the users given by --exclude-user, and writes
+// user from website_clicks (the event time is the click's "timestamp",
+// in ms since the epoch, through a timestamp extractor), drops the users given by --exclude-user, and writes
 //
 //   - clicks_per_user_per_minute: per-user counts in 1-minute tumbling
 //     windows, keyed "<user>@<window start ms>";
@@ -44,7 +44,11 @@ type EnrichedClick struct {
 
 func topology(exclude map[string]bool) (*streams.Topology, error) {
 	b := streams.NewBuilder()
-	clicks := streams.NewStream(b, "website_clicks", streams.String(), streams.JSON[Click]()).
+	clickTime := func(r streams.ConsumedRecord, _ int64) (int64, error) {
+		return r.Value.(Click).Timestamp, nil
+	}
+	clicks := streams.NewStream(b, "website_clicks", streams.String(), streams.JSON[Click](),
+		streams.WithTimestampExtractor(clickTime)).
 		FilterNot(func(user string, c Click) bool { return exclude[c.User] })
 
 	perMinute := streams.WindowedBy(clicks.GroupByKey(), streams.TimeWindowsOfSizeWithNoGrace(time.Minute)).
@@ -86,6 +90,7 @@ func main() {
 	guarantee := flag.String("processing-guarantee", streams.AtLeastOnce, "processing.guarantee")
 	stateDir := flag.String("state-dir", "", "state.dir (default: the temp dir)")
 	commit := flag.Int("commit-interval-ms", -1, "commit.interval.ms (default: Kafka Streams')")
+	rf := flag.Int("replication-factor", -1, "replication.factor of the changelog and repartition topics (-1: the broker's default)")
 	var exclude listFlag
 	flag.Var(&exclude, "exclude-user", "a bot user to drop (repeatable, or comma-separated)")
 	flag.Parse()
@@ -98,7 +103,8 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	props := map[string]string{"application.id": *appID, "bootstrap.servers": *bootstrap, "processing.guarantee": *guarantee}
+	props := map[string]string{"application.id": *appID, "bootstrap.servers": *bootstrap, "processing.guarantee": *guarantee,
+		"replication.factor": fmt.Sprint(*rf)}
 	if *stateDir != "" {
 		props["state.dir"] = *stateDir
 	}

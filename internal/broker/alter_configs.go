@@ -30,7 +30,13 @@ import (
 
 func init() { register(kmsg.AlterConfigs, 0, 2, (*Broker).handleAlterConfigs) }
 
+// handleAlterConfigs refuses a broker resource of this node whose TLS stores would
+// not load before anything is forwarded (dynamic_tls.go).
 func (b *Broker) handleAlterConfigs(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	return b.handleFiltered(ctx, r, (*Broker).alterConfigs, filterListenerTLS)
+}
+
+func (b *Broker) alterConfigs(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	if fwd, ok := b.forwardToController(ctx, r); ok {
 		return fwd, nil
 	}

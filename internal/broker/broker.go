@@ -84,6 +84,8 @@ type Broker struct {
 	// advertised.
 	telemetry TelemetryReceiver
 	remote    RemoteTier
+	// checkTLS is Options.CheckListenerTLS (dynamic_tls.go).
+	checkTLS func(perBroker map[string]string) error
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
@@ -151,6 +153,10 @@ type Options struct {
 	// Remote, if set (remote.log.storage.system.enable), reads the remote
 	// tier of tiered partitions (remote_tier.go).
 	Remote RemoteTier
+	// CheckListenerTLS, if set, loads the key and trust stores this
+	// node's TLS listeners would use with these per-broker dynamic
+	// configs, without installing them (dynamic_tls.go).
+	CheckListenerTLS func(perBroker map[string]string) error
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -198,6 +204,7 @@ func New(o Options) *Broker {
 		loggers:       o.Loggers,
 		telemetry:     o.Telemetry,
 		remote:        o.Remote,
+		checkTLS:      o.CheckListenerTLS,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),

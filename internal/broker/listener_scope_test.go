@@ -29,6 +29,8 @@ func startTwoListenerNode(t *testing.T) (client, replication *testNode) {
 		"log.dirs":                       t.TempDir(),
 		"node.id":                        "1",
 		"auto.create.topics.enable":      "false",
+		"admin.listeners":                "",
+		"rest.listeners":                 "",
 	})
 	if err != nil {
 		t.Fatalf("config: %v", err)

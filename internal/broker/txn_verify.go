@@ -265,30 +265,37 @@ func (b *Broker) verificationEnabled(img *metadata.Image) bool {
 	return on
 }
 
-// Kafka 4's server-side retry of the KIP-890 part 2 add while the previous
-// transaction's markers are still being written (KAFKA-18654): the
-// defaults of add.partitions.to.txn.retry.backoff.ms and
-// add.partitions.to.txn.retry.backoff.max.ms.
-const (
-	addRetryBackoff = 20 * time.Millisecond
-	addRetryMax     = 100 * time.Millisecond
-)
+// addRetry is Kafka 4's server-side retry of the KIP-890 part 2 add while
+// the previous transaction's markers are still being written
+// (KAFKA-18654): add.partitions.to.txn.retry.backoff.ms between attempts,
+// for up to add.partitions.to.txn.retry.backoff.max.ms, never past
+// request.timeout.ms.
+func (b *Broker) addRetry() (backoff, max time.Duration) {
+	backoff = time.Duration(b.cfg.AddPartitionsToTxnRetryBackoffMs) * time.Millisecond
+	max = time.Duration(b.cfg.AddPartitionsToTxnRetryBackoffMaxMs) * time.Millisecond
+	if rt := time.Duration(b.cfg.RequestTimeoutMs) * time.Millisecond; rt > 0 && max > rt {
+		max = rt
+	}
+	return backoff, max
+}
 
 // verifyTransaction verifies (or adds) txn's partition with its
 // coordinator; an add refused with CONCURRENT_TRANSACTIONS (the
 // producer's previous transaction is completing) is tried again for up to
-// addRetryMax, as Kafka 4 does, instead of failing the produce at once:
+// add.partitions.to.txn.retry.backoff.max.ms, as Kafka 4 does, instead of
+// failing the produce at once:
 // a client that gets the error retries the batch while its later batches
 // are in flight, and one of those could then open the transaction out of
 // sequence. No lock is held while waiting.
 func (b *Broker) verifyTransaction(ctx context.Context, img *metadata.Image, txn TxnPartition) error {
-	deadline := time.Now().Add(addRetryMax)
+	backoff, max := b.addRetry()
+	deadline := time.Now().Add(max)
 	for {
 		err := b.txnVerifier.VerifyTransaction(ctx, img, txn)
-		if err == nil || !txn.Add || !errors.Is(err, kerr.ConcurrentTransactions) || time.Now().Add(addRetryBackoff).After(deadline) {
+		if err == nil || !txn.Add || !errors.Is(err, kerr.ConcurrentTransactions) || time.Now().Add(backoff).After(deadline) {
 			return err
 		}
-		t := time.NewTimer(addRetryBackoff)
+		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()

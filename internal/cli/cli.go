@@ -60,6 +60,7 @@ func Commands() []*cobra.Command {
 		newDumpLogCommand(),
 		newFeaturesCommand(),
 		newACLsCommand(),
+		newDelegationTokensCommand(),
 		newTransactionsCommand(),
 		newVerifyCommand(),
 	}

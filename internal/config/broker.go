@@ -173,6 +173,8 @@ type Broker struct {
 	TransactionAbortTimedOutCleanupIntervalMs int32 `config:"transaction.abort.timed.out.transaction.cleanup.interval.ms"`
 	TransactionRemoveExpiredCleanupIntervalMs int32 `config:"transaction.remove.expired.transaction.cleanup.interval.ms"`
 	TransactionPartitionVerificationEnable    bool  `config:"transaction.partition.verification.enable"`
+	AddPartitionsToTxnRetryBackoffMs          int32 `config:"add.partitions.to.txn.retry.backoff.ms"`
+	AddPartitionsToTxnRetryBackoffMaxMs       int32 `config:"add.partitions.to.txn.retry.backoff.max.ms"`
 	ProducerIDExpirationMs                    int32 `config:"producer.id.expiration.ms"`
 	ProducerIDExpirationCheckIntervalMs       int32 `config:"producer.id.expiration.check.interval.ms"`
 
@@ -192,6 +194,7 @@ type Broker struct {
 	// Observability (Vltava's own keys, observability.go).
 	AdminListeners                     []HTTPListener `config:"admin.listeners"`
 	AdminPprofEnable                   bool           `config:"admin.pprof.enable"`
+	MetricsEnable                      bool           `config:"metrics.enable"`
 	MetricsPartitionLevel              string         `config:"metrics.partition.level"` // partition, topic or broker
 	MetricsConsumerLagSampleIntervalMs int64          `config:"metrics.consumer.lag.sample.interval.ms"`
 	LogFormat                          string         `config:"log.format"` // text or json
@@ -200,6 +203,15 @@ type Broker struct {
 	TelemetrySubscriptionMetrics       []string       `config:"telemetry.subscription.metrics"`
 	TelemetrySubscriptionIntervalMs    int32          `config:"telemetry.subscription.interval.ms"`
 	TelemetryMaxBytes                  int32          `config:"telemetry.max.bytes"`
+	// REST Proxy (Vltava's own keys, rest.go).
+	RestListeners                 []HTTPListener `config:"rest.listeners"`
+	RestAuthenticationMethod      string         `config:"rest.authentication.method"`
+	RestClientSASLMechanism       string         `config:"rest.client.sasl.mechanism"`
+	RestConsumerInstanceTimeoutMs int64          `config:"rest.consumer.instance.timeout.ms"`
+	RestConsumerRequestTimeoutMs  int64          `config:"rest.consumer.request.timeout.ms"`
+	RestConsumerRequestMaxBytes   int64          `config:"rest.consumer.request.max.bytes"`
+	RestMaxRequestBytes           int64          `config:"rest.max.request.bytes"`
+	RestSchemaRegistryURL         string         `config:"rest.schema.registry.url"`
 
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
@@ -488,11 +500,14 @@ func (b *Broker) fill() error {
 	b.TransactionAbortTimedOutCleanupIntervalMs = i32("transaction.abort.timed.out.transaction.cleanup.interval.ms")
 	b.TransactionRemoveExpiredCleanupIntervalMs = i32("transaction.remove.expired.transaction.cleanup.interval.ms")
 	b.TransactionPartitionVerificationEnable = boolean("transaction.partition.verification.enable")
+	b.AddPartitionsToTxnRetryBackoffMs = i32("add.partitions.to.txn.retry.backoff.ms")
+	b.AddPartitionsToTxnRetryBackoffMaxMs = i32("add.partitions.to.txn.retry.backoff.max.ms")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
 	if err := b.fillObservability(str); err != nil {
 		return err
 	}
+	b.fillRest(str)
 
 	// log.dirs wins over log.dir; Vltava's ./data default applies only when
 	// neither is set.

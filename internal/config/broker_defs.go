@@ -69,7 +69,7 @@ var brokerDefList = []Def{
 	def("metadata.log.max.record.bytes.between.snapshots", Long, "20971520", "Bytes of new metadata records after which a snapshot is written.", atLeast(1)),
 	def("metadata.log.max.snapshot.interval.ms", Long, "3600000", "Longest time between metadata snapshots when there are new records (0 disables).", atLeast(0)),
 	def("eligible.leader.replicas.enable", Boolean, "false", "Enable eligible leader replicas (KIP-966)."),
-	def("sasl.mechanism.controller.protocol", String, "GSSAPI", "SASL mechanism used to talk to controllers."),
+	def("sasl.mechanism.controller.protocol", String, "GSSAPI", "SASL mechanism used to talk to controllers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI, logged in with the controller listener's <mechanism>.sasl.jaas.config."),
 
 	// Network.
 	def("listeners", String, "PLAINTEXT://127.0.0.1:9092", "Comma-separated NAME://host:port endpoints to listen on (Vltava default: loopback only).", custom("NAME://host:port,...", validateListenerList)),
@@ -119,7 +119,7 @@ var brokerDefList = []Def{
 	def("delegation.token.expiry.time.ms", Long, "86400000", "How long a delegation token lives unless renewed, and the longest renewal.", atLeast(1)),
 	def("delegation.token.expiry.check.interval.ms", Long, "3600000", "Interval at which the active controller removes expired delegation tokens.", atLeast(1)),
 	def("sasl.enabled.mechanisms", List, "GSSAPI", "SASL mechanisms enabled on the broker."),
-	def("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", "SASL mechanism used for broker-to-broker traffic."),
+	def("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", "SASL mechanism used for broker-to-broker traffic: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI, logged in with the inter-broker listener's <mechanism>.sasl.jaas.config."),
 	def("sasl.jaas.config", Password, noDefault, "JAAS login context configuration for SASL connections."),
 	def("ssl.keystore.type", String, "JKS", "File format of the key store."),
 	def("ssl.keystore.location", String, noDefault, "Path of the key store file."),
@@ -136,6 +136,8 @@ var brokerDefList = []Def{
 	def("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", "TLS protocol versions enabled for connections."),
 	def("ssl.cipher.suites", List, "", "Enabled cipher suites; empty means all supported."),
 	def("ssl.endpoint.identification.algorithm", String, "https", "Server host name verification algorithm; empty disables it."),
+	def("ssl.allow.dn.changes", Boolean, "false", "Whether a dynamic update of a listener's key store may bring a certificate with another subject distinguished name (KIP-978); refused with INVALID_CONFIG otherwise."),
+	def("ssl.allow.san.changes", Boolean, "false", "Whether a dynamic update of a listener's key store may bring a certificate with other subject alternative names (KIP-978); refused with INVALID_CONFIG otherwise."),
 	def("ssl.principal.mapping.rules", String, "DEFAULT", "Rules mapping a TLS client certificate's distinguished name to a principal name (RULE:pattern/replacement/[LU], DEFAULT)."),
 
 	// Log defaults and log manager.
@@ -274,6 +276,8 @@ var brokerDefList = []Def{
 	def("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "How often timed-out transactions are rolled back.", atLeast(1)),
 	def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "How often expired transactional ids are removed.", atLeast(1)),
 	def("transaction.partition.verification.enable", Boolean, "true", "Verify a partition was added to a transaction before writing to it (KIP-890)."),
+	def("add.partitions.to.txn.retry.backoff.ms", Int, "20", "Pause before a partition leader asks the transaction coordinator again to add a partition it refused with CONCURRENT_TRANSACTIONS (the previous transaction completing; transaction.version 2).", atLeast(1)),
+	def("add.partitions.to.txn.retry.backoff.max.ms", Int, "100", "How long a partition leader keeps asking the transaction coordinator to add a partition before answering the produce with the error (0: no retry; bounded by request.timeout.ms).", atLeast(0)),
 	def("producer.id.expiration.ms", Int, dayMs, "Idle time after which a producer id's state is dropped by partition leaders.", atLeast(1)),
 	def("producer.id.expiration.check.interval.ms", Int, "600000", "How often expired producer ids are removed.", atLeast(1)),
 
@@ -354,6 +358,7 @@ func init() {
 		}
 	}
 	brokerDefList = append(brokerDefList, observabilityDefs...)
+	brokerDefList = append(brokerDefList, restDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {

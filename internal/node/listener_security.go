@@ -3,6 +3,8 @@ package node
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,9 +132,10 @@ func (n *Node) secure(lc server.ListenerConfig) server.ListenerConfig {
 // applyListenerTLS follows dynamic ssl.* updates of this broker
 // (listener.name.<l>.ssl.keystore.location and the like, Kafka's
 // reconfigurable SSL configs): each TLS listener reloads its stores with
-// the dynamic configs laid over the static ones; a change that does not
-// load is logged and the stores in force stay (the controller has already
-// validated the values as configs).
+// the dynamic configs laid over the static ones. An AlterConfigs of this
+// node whose stores do not load was refused before it was committed
+// (checkListenerTLS); one that still fails here (a cluster-wide change, a
+// file changed since) is logged and the stores in force stay.
 func (n *Node) applyListenerTLS(img *metadata.Image) {
 	perBroker := img.BrokerConfig(strconv.Itoa(int(n.cfg.NodeID)))
 	cluster := img.BrokerConfig("")
@@ -150,6 +153,28 @@ func (n *Node) applyListenerTLS(img *metadata.Image) {
 		}
 		n.log.Info("TLS key and trust stores reloaded", "listener", name)
 	}
+}
+
+// checkListenerTLS loads the stores each TLS listener would use with
+// these per-broker dynamic configs over the cluster-wide ones, installing
+// nothing (the broker refuses an AlterConfigs of this node whose stores
+// do not load).
+func (n *Node) checkListenerTLS(perBroker map[string]string) error {
+	cluster := n.meta.Image().BrokerConfig("")
+	for _, name := range slices.Sorted(maps.Keys(n.listenerSec)) {
+		sec := n.listenerSec[name]
+		if sec.tls == nil {
+			continue
+		}
+		lookup := serverTLSLookup(n.cfg, name, protocolOf(n.cfg, name), cluster, perBroker)
+		if !sec.tlsSettingsChanged(lookup) {
+			continue
+		}
+		if err := sec.tls.CheckUpdate(lookup); err != nil {
+			return fmt.Errorf("listener %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func (s listenerSecurity) tlsSettingsChanged(lookup func(string) (string, bool)) bool {

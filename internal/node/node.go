@@ -42,8 +42,10 @@ import (
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metadata/quorum"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/replication"
+	"github.com/vltava/vltava/internal/restproxy"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/storage"
 	"github.com/vltava/vltava/internal/telemetry"
@@ -92,6 +94,8 @@ type Node struct {
 	// obs is the admin listener and its metrics (observability.go); nil
 	// without admin.listeners.
 	obs *observability
+	// rest is the embedded REST Proxy (rest.go); nil without rest.listeners.
+	rest *restproxy.Proxy
 	// telemetry receives client metrics (KIP-714); nil unless
 	// telemetry.enable.
 	telemetry *telemetry.Receiver
@@ -116,6 +120,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: log, ready: make(chan struct{})}
+	metrics.SetEnabled(cfg.MetricsEnable) // before anything counts
 	if n.listenerSec, err = buildListenerSecurity(cfg, scramStore{n}); err != nil {
 		return nil, err
 	}
@@ -321,6 +326,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		// replica fetchers do to leaders.
 		InterBrokerSecurity: ibSec,
 		Remote:              remote,
+		CheckListenerTLS:    n.checkListenerTLS,
 	})
 	n.handler = b
 	n.brokerAPIs = b
@@ -405,6 +411,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 	if err := n.partitions.RemoveStray(); err != nil {
 		log.Warn("removing stray logs", "err", err)
+	}
+	if err := n.startRest(); err != nil {
+		return nil, err
 	}
 	close(n.ready)
 	if n.tiered != nil {
@@ -761,6 +770,7 @@ func (n *Node) closeAll(controlled bool) error {
 		}
 		n.lifecycle.Close()
 	}
+	errs = append(errs, n.closeRest())
 	errs = append(errs, n.closeObservability())
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
