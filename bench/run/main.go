@@ -203,6 +203,7 @@ func run() error {
 	}
 	w("\nThroughput cells: median (min–max) records/s; latency cells: p50/p99/p99.9 ms; partitions rows: topic creation seconds and records/s; restart rows: seconds from exec to serving.\n")
 	failed += metricsSection(e, nruns, w) // metrics.go
+	failed += mirrorSection(e, nruns, w)  // mirror.go
 	if *out != "" {
 		if err := os.WriteFile(*out, report.Bytes(), 0o644); err != nil {
 			return err
