@@ -202,6 +202,7 @@ func run() error {
 		w("%s\n", row(s, vs, ks))
 	}
 	w("\nThroughput cells: median (min–max) records/s; latency cells: p50/p99/p99.9 ms; partitions rows: topic creation seconds and records/s; restart rows: seconds from exec to serving.\n")
+	failed += metricsSection(e, nruns, w) // metrics.go
 	if *out != "" {
 		if err := os.WriteFile(*out, report.Bytes(), 0o644); err != nil {
 			return err
@@ -297,7 +298,8 @@ func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, t
 // startBrokerArgs starts a Vltava node with the given config overrides;
 // addr is where it serves clients.
 func startBrokerArgs(e env, dir, addr string, overrides []string) (*broker, time.Duration, error) {
-	args := []string{"server", "--override", "log.dirs=" + dir, "--override", "rest.listeners=", "--log-level", "warn"}
+	// No admin listener unless the overrides (which come after) set one.
+	args := []string{"server", "--override", "log.dirs=" + dir, "--override", "admin.listeners=", "--override", "rest.listeners=", "--log-level", "warn"}
 	for _, x := range overrides {
 		args = append(args, "--override", x)
 	}

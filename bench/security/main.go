@@ -95,6 +95,7 @@ func run() error {
 		"--override", "listeners=PLAINTEXT://"+plainAddr+",SSL://"+sslAddr+",SASL_SSL://"+saslAddr,
 		"--override", "inter.broker.listener.name=PLAINTEXT",
 		"--override", "log.dirs="+filepath.Join(dir, "data"),
+		"--override", "admin.listeners=",
 		"--override", "ssl.keystore.type=PEM", "--override", "ssl.keystore.location="+keystore,
 		"--override", "sasl.enabled.mechanisms=SCRAM-SHA-512",
 		"--log-level", "warn")

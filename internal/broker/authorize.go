@@ -60,7 +60,8 @@ func newAuthorizer(o Options) *acl.Authorizer {
 // CLUSTER_ACTION on the cluster (Kafka's rule), so without that principal
 // among the super users, or an ACL granting it, or
 // allow.everyone.if.no.acl.found with no cluster ACLs, replication and
-// transactions are refused.
+// transactions are refused. A PLAINTEXT controller listener likewise makes
+// forwarded admin requests User:ANONYMOUS's Envelopes.
 func warnAnonymousReplication(o Options, supers []security.Principal) {
 	if o.Config.AllowEveryoneIfNoACLFound || slices.Contains(supers, security.Anonymous) {
 		return
@@ -71,6 +72,17 @@ func warnAnonymousReplication(o Options, supers []security.Principal) {
 			if o.Logger != nil {
 				o.Logger.Warn("the inter-broker listener is PLAINTEXT, so follower fetches, transaction markers and transaction verification act as User:ANONYMOUS and need CLUSTER_ACTION on the cluster: add it to super.users or grant it with an ACL",
 					"listener", name)
+			}
+			break
+		}
+	}
+	// Forwarded admin requests reach the controller in an Envelope from
+	// the controller listener's principal (authorize_envelope.go).
+	for _, l := range o.Config.Listeners {
+		if slices.Contains(o.Config.ControllerListenerNames, l.Name) && l.SecurityProtocol == "PLAINTEXT" {
+			if o.Logger != nil {
+				o.Logger.Warn("the controller listener is PLAINTEXT, so brokers forward admin requests to the controller as User:ANONYMOUS, which needs CLUSTER_ACTION on the cluster: add it to super.users or grant it with an ACL",
+					"listener", l.Name)
 			}
 			return
 		}

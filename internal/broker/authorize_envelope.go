@@ -5,10 +5,13 @@ package broker
 // Envelope with the client's principal (Kafka's DefaultPrincipalData) and
 // address; the controller unwraps it on its quorum port and authorizes the
 // inner request as Kafka's controller does, with that principal, before
-// handling it. The Envelope itself is served only on the quorum port,
-// which only the cluster's nodes reach (ControllerHandler), never on a
-// client or inter-broker listener, so no client can claim another's
-// principal. The receiving broker checks the same ACLs before forwarding
+// handling it. The sender must have CLUSTER_ACTION on the cluster
+// (Kafka's rule; the quorum connection's principal: the broker's SASL or
+// certificate principal, User:ANONYMOUS over PLAINTEXT), else the
+// Envelope is CLUSTER_AUTHORIZATION_FAILED. The Envelope itself is served
+// only on the quorum port, which only the cluster's nodes reach
+// (ControllerHandler), never on a client or inter-broker listener, so no
+// client can claim another's principal. The receiving broker checks the same ACLs before forwarding
 // (it needs the answer for its own filtering and quotas); both read the
 // ACLs of the metadata log, so the controller's check refuses what an
 // older image on the broker still allowed.
@@ -24,6 +27,7 @@ import (
 
 	"github.com/vltava/vltava/internal/controller"
 	"github.com/vltava/vltava/internal/security"
+	"github.com/vltava/vltava/internal/security/acl"
 	"github.com/vltava/vltava/internal/server"
 )
 
@@ -61,6 +65,14 @@ func subjectIP(r *server.Request) net.IP {
 func (b *Broker) handleEnvelope(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.EnvelopeRequest)
 	resp := req.ResponseKind().(*kmsg.EnvelopeResponse)
+	// As Kafka's controller: only a sender with CLUSTER_ACTION on the
+	// cluster (a broker, as the quorum connection authenticated it) may
+	// speak for another principal.
+	if !b.allowedCluster(r, acl.OpClusterAction) {
+		b.log.Warn("refusing an Envelope from a principal without CLUSTER_ACTION", "principal", r.Conn.Principal.String())
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	inner, err := b.unwrapEnvelope(r, req)
 	if err != nil {
 		b.log.Warn("refusing a malformed Envelope", "err", err)

@@ -86,7 +86,9 @@ func principalData(p security.Principal) []byte {
 // Envelope around a broker RPC, and an Envelope on a client listener are
 // refused.
 func TestEnvelopeAuthorizedOnController(t *testing.T) {
-	an := startAuthzNode(t, nil)
+	// The test's quorum connection is PLAINTEXT: the sender is
+	// User:ANONYMOUS, which, as a broker, needs CLUSTER_ACTION.
+	an := startAuthzNode(t, map[string]string{"super.users": "User:admin;User:ANONYMOUS"})
 	q := dialQuorum(t, an)
 	createTopic := func(name string) kmsg.Request {
 		req := kmsg.NewPtrCreateTopicsRequest()
@@ -121,5 +123,31 @@ func TestEnvelopeAuthorizedOnController(t *testing.T) {
 		Conn: &server.ConnInfo{Listener: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Principal: admin}}
 	if _, err := an.h.Handle(context.Background(), r); err == nil {
 		t.Error("a client listener answered an Envelope")
+	}
+}
+
+// TestEnvelopeNeedsClusterAction: an Envelope whose sender (the quorum
+// connection's principal) lacks CLUSTER_ACTION on the cluster is refused
+// with CLUSTER_AUTHORIZATION_FAILED and its inner request is not run, as
+// Kafka's controller refuses it.
+func TestEnvelopeNeedsClusterAction(t *testing.T) {
+	an := startAuthzNode(t, nil) // ANONYMOUS, the sender here, is no super user
+	q := dialQuorum(t, an)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.TimeoutMillis = 5000
+	tp := kmsg.NewCreateTopicsRequestTopic()
+	tp.Topic, tp.NumPartitions, tp.ReplicationFactor = "not-created", 1, 1
+	req.Topics = append(req.Topics, tp)
+	if code, _ := q.envelope(principalData(admin), req); code != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("Envelope from User:ANONYMOUS: %v, want CLUSTER_AUTHORIZATION_FAILED", kerr.ErrorForCode(code))
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(12)
+	resp := an.call(admin, md).(*kmsg.MetadataResponse)
+	for _, tpc := range resp.Topics {
+		if tpc.Topic != nil && *tpc.Topic == "not-created" {
+			t.Fatal("the refused Envelope's CreateTopics ran")
+		}
 	}
 }

@@ -29,6 +29,7 @@ func startTwoListenerNode(t *testing.T) (client, replication *testNode) {
 		"log.dirs":                       t.TempDir(),
 		"node.id":                        "1",
 		"auto.create.topics.enable":      "false",
+		"admin.listeners":                "",
 		"rest.listeners":                 "",
 	})
 	if err != nil {

@@ -194,6 +194,7 @@ type Broker struct {
 	// Observability (Vltava's own keys, observability.go).
 	AdminListeners                     []HTTPListener `config:"admin.listeners"`
 	AdminPprofEnable                   bool           `config:"admin.pprof.enable"`
+	MetricsEnable                      bool           `config:"metrics.enable"`
 	MetricsPartitionLevel              string         `config:"metrics.partition.level"` // partition, topic or broker
 	MetricsConsumerLagSampleIntervalMs int64          `config:"metrics.consumer.lag.sample.interval.ms"`
 	LogFormat                          string         `config:"log.format"` // text or json

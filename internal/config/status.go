@@ -214,6 +214,11 @@ var methodReaders = map[string][]string{
 // family, authorizer and quota callbacks, metric reporters) must not be
 // silently dropped. "" for any other unknown key.
 func unknownRefusal(name string) string {
+	if _, ok := strings.CutPrefix(name, "admin."); ok {
+		// admin.ssl.provider, admin.authentication.method's cousins:
+		// the admin listener's keys are all defined (httpServiceDefs).
+		return "not a setting of the admin listener (docs/CONFIGURATION.md lists them)"
+	}
 	base := name
 	if rest, ok := strings.CutPrefix(name, "listener.name."); ok {
 		if _, after, ok := strings.Cut(rest, "."); ok {

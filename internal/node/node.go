@@ -42,6 +42,7 @@ import (
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metadata/quorum"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/replication"
 	"github.com/vltava/vltava/internal/restproxy"
@@ -119,6 +120,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: log, ready: make(chan struct{})}
+	metrics.SetEnabled(cfg.MetricsEnable) // before anything counts
 	if n.listenerSec, err = buildListenerSecurity(cfg, scramStore{n}); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/storage"
 	"github.com/vltava/vltava/internal/testing/poll"
@@ -197,6 +198,7 @@ func TestFetchFromANonReplicaOrOnAFollowerFails(t *testing.T) {
 }
 
 func TestISRShrinksAfterLagTimeAndExpandsWhenCaughtUp(t *testing.T) {
+	shrinks0, expands0 := metrics.ISRChanges()
 	f := newLeaderFixture(t, []int32{1, 2, 3})
 	f.append(5)
 	f.fetch(2, 5)
@@ -214,9 +216,15 @@ func TestISRShrinksAfterLagTimeAndExpandsWhenCaughtUp(t *testing.T) {
 	f.m.MaybeShrinkISRs()
 	f.noChange() // pending: no second proposal
 
+	if s, _ := metrics.ISRChanges(); s != shrinks0 {
+		t.Fatal("a shrink counted while only proposed")
+	}
 	f.commit(&metadata.PartitionChangeRecord{TopicID: f.topicID, Partition: 0, ISR: c.NewISR})
 	if hw := f.p().HighWatermark(); hw != 5 {
 		t.Fatalf("high watermark %d once the lagging replica left the ISR, want 5", hw)
+	}
+	if s, e := metrics.ISRChanges(); s != shrinks0+1 || e != expands0 {
+		t.Fatalf("after the shrink was applied: %d shrinks, %d expands counted, want 1 and 0", s-shrinks0, e-expands0)
 	}
 	// Catching up to the high watermark brings it back.
 	f.fetch(3, 4)
@@ -226,6 +234,15 @@ func TestISRShrinksAfterLagTimeAndExpandsWhenCaughtUp(t *testing.T) {
 	if !slices.Equal(c.NewISR, []int32{1, 2, 3}) || c.PartitionEpoch != 1 {
 		t.Fatalf("expand proposal %+v, want ISR [1 2 3] at partition epoch 1", c)
 	}
+	if _, e := metrics.ISRChanges(); e != expands0 {
+		t.Fatal("an expansion counted while only proposed")
+	}
+	defer func() {
+		f.commit(&metadata.PartitionChangeRecord{TopicID: f.topicID, Partition: 0, ISR: c.NewISR})
+		if s, e := metrics.ISRChanges(); s != shrinks0+1 || e != expands0+1 {
+			t.Fatalf("after the expansion was applied: %d shrinks, %d expands counted, want 1 and 1", s-shrinks0, e-expands0)
+		}
+	}()
 	// While the expansion is pending, the joining replica bounds the high
 	// watermark (maximal ISR).
 	f.append(3)

@@ -99,6 +99,7 @@ func startVltava(t testing.TB) *broker {
 	b.start(t, mustBinary(t, vltavaBinary), "server",
 		"--override", "listeners=PLAINTEXT://"+b.addr,
 		"--override", "log.dirs="+b.dataDir,
+		"--override", "admin.listeners=",
 		"--log-level", "warn")
 	return b
 }

@@ -27,6 +27,7 @@ func TestSecureCLI(t *testing.T) {
 	common := []string{
 		"--override", "listeners=PLAINTEXT://" + b.addr + ",SASL_SSL://" + secure,
 		"--override", "log.dirs=" + b.dataDir,
+		"--override", "admin.listeners=",
 		"--override", "inter.broker.listener.name=PLAINTEXT",
 	}
 	clusterID := strings.TrimSpace(ok(t, nil, "", "storage", "random-uuid"))

@@ -246,6 +246,7 @@ func TestDynamicQuorumRefusesUnformattedNode(t *testing.T) {
 		"--override", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"--override", "controller.quorum.bootstrap.servers=" + topo.controllerAddr(1),
 		"--override", "log.dirs=" + dir,
+		"--override", "admin.listeners=",
 	}
 	cmd := exec.Command(bin, args...)
 	done := make(chan struct{})
