@@ -9,7 +9,7 @@ UNIT     := ./internal/... ./cmd/... ./connect/... ./streams/... ./examples/...
 FUZZTIME ?= 100000x
 STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: all build test deps lint unit fuzz compat cluster connect streams bench bench-smoke clean
+.PHONY: all build test deps lint unit fuzz compat cluster connect mirror streams bench bench-smoke clean
 
 all: build
 
@@ -18,7 +18,7 @@ build:
 
 ## test: everything CI checks — formatting, vet, unit tests with the race
 ## detector, short fuzz runs, and the real-client compatibility suites.
-test: deps lint unit fuzz compat cluster connect streams bench-smoke
+test: deps lint unit fuzz compat cluster connect mirror streams bench-smoke
 
 ## deps: Debian packages of the real clients the suites drive.
 deps:
@@ -53,6 +53,10 @@ cluster:
 ## real brokers, the REST contract).
 connect:
 	$(GO) test -count=1 -timeout 15m ./test/connect
+
+## mirror: MirrorMaker between real clusters (and from kfake).
+mirror:
+	$(GO) test -count=1 -timeout 15m ./test/mirror
 
 ## streams: the streams examples as processes against a Vltava broker.
 streams:
