@@ -398,6 +398,9 @@ func (th *thread) run(ctx context.Context) (err error) {
 		if th.eos {
 			th.sess.Close()
 		} else {
+			// Leaving the group needs a rebalance, which a poll since
+			// the last AllowRebalance still blocks: Close would hang.
+			th.cl.AllowRebalance()
 			th.cl.Close()
 		}
 	}()

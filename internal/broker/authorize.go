@@ -11,10 +11,11 @@ package broker
 //	if !b.allowedCluster(r, acl.OpAlter) { ... CLUSTER_AUTHORIZATION_FAILED }
 //	if !b.allowed(r, acl.ResourceTopic, name, acl.OpWrite) { ... TOPIC_AUTHORIZATION_FAILED }
 //
-// Requests on the quorum port (ControllerHandler) come from brokers: the
-// broker that received a forwarded admin request authorized it before
-// forwarding, so they are answered as the control plane's, without checks.
-// In-process requests (no connection) likewise.
+// Requests on the quorum port (ControllerHandler) are authorized with the
+// quorum connection's principal, as Kafka's controller does; forwarded
+// admin requests arrive in an Envelope with the client's principal
+// (authorize_envelope.go). In-process requests (no connection) are
+// answered without checks.
 
 import (
 	"net"
@@ -141,19 +142,6 @@ func (b *Broker) authorizedOps(r *server.Request, typ kmsg.ACLResourceType, name
 		return acl.AllOperations(typ)
 	}
 	return b.authz.AuthorizedOperations(subject(r), typ, name)
-}
-
-// withControlPlanePrincipal returns r as the quorum port answers it: acting
-// as the control plane.
-func withControlPlanePrincipal(r *server.Request) *server.Request {
-	if r.Conn == nil {
-		return r
-	}
-	c := *r.Conn
-	c.Principal = controlPlanePrincipal
-	rr := *r
-	rr.Conn = &c
-	return &rr
 }
 
 // earlyStartListeners is the set of early.start.listeners, when an

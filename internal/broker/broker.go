@@ -330,7 +330,12 @@ func (h controllerHandler) Handle(ctx context.Context, r *server.Request) (kmsg.
 	if !controllerAPIs[r.Key] {
 		return nil, fmt.Errorf("API key %d is not served by a controller", r.Key)
 	}
-	resp, err := apis[r.Key].handle(h.b, ctx, withControlPlanePrincipal(r))
+	// As Kafka's controller (ControllerApis): each request is authorized
+	// with the quorum connection's principal (the broker's SASL or
+	// certificate principal, User:ANONYMOUS over PLAINTEXT), e.g.
+	// CLUSTER_ACTION for BrokerRegistration, BrokerHeartbeat,
+	// AlterPartition, AllocateProducerIds and AssignReplicasToDirs.
+	resp, err := h.b.handleAuthorized(ctx, apis[r.Key], r) // authorize_envelope.go
 	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && err == nil {
 		av.ApiKeys = slices.DeleteFunc(av.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool {
 			return !controllerAPIs[k.ApiKey]

@@ -195,6 +195,13 @@ func (s *MetadataStore) write(ctx context.Context, ev *metadataEvent) error {
 	if err := s.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		return fmt.Errorf("writing remote log metadata: %w", err)
 	}
+	return s.waitApplied(ctx, map[int32]int64{rec.Partition: rec.Offset + 1})
+}
+
+// waitApplied blocks until the consumer has applied every metadata
+// partition p up to (not including) offset ends[p], the consumer fails, or
+// ctx ends.
+func (s *MetadataStore) waitApplied(ctx context.Context, ends map[int32]int64) error {
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
@@ -203,14 +210,16 @@ func (s *MetadataStore) write(ctx context.Context, ev *metadataEvent) error {
 	defer stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.applied[rec.Partition] <= rec.Offset {
-		if s.err != nil {
-			return s.err
+	for p, end := range ends {
+		for s.applied[p] < end {
+			if s.err != nil {
+				return s.err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.cond.Wait()
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		s.cond.Wait()
 	}
 	return nil
 }
@@ -285,26 +294,7 @@ func containsState(ss []SegmentState, s SegmentState) bool {
 // CaughtUp waits until the store has read every metadata partition to its
 // end as of the call (a new leader reads before it copies).
 func (s *MetadataStore) CaughtUp(ctx context.Context, ends map[int32]int64) error {
-	stop := context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for p, end := range ends {
-		for s.applied[p] < end {
-			if s.err != nil {
-				return s.err
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			s.cond.Wait()
-		}
-	}
-	return nil
+	return s.waitApplied(ctx, ends)
 }
 
 func b64(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }

@@ -10,12 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/record"
 )
-
-// batchHeaderLen is the bytes of a v2 record batch header read to walk
-// batches: base offset, length, leader epoch, magic, CRC, attributes and
-// the last offset delta.
-const batchHeaderLen = 27
 
 // Read returns whole record batches of a partition's remote tier starting
 // with the one holding offset: at most maxBytes of them, but at least one
@@ -77,19 +73,27 @@ func fetchRange(ctx context.Context, st RemoteStorage, md SegmentMetadata, from,
 }
 
 // wholeBatches picks from data (starting at a batch boundary) the batches
-// from the one holding offset on, up to maxBytes. needMore > 0 says the
-// first wanted batch is cut off by the end of data and how long it is.
+// from the one holding offset on, up to maxBytes. needMore > 0 says data is
+// cut before the first wanted batch ends (or before the header that says
+// whether it is wanted), and how many bytes from its start it must hold.
 func wholeBatches(data []byte, offset int64, maxBytes int, minOneBatch bool) (out []byte, needMore int, err error) {
 	start, end := -1, 0
-	for pos := 0; pos+batchHeaderLen <= len(data); {
-		base := int64(binary.BigEndian.Uint64(data[pos:]))
-		length := int(binary.BigEndian.Uint32(data[pos+8:]))
-		if length < batchHeaderLen-12 || length > 1<<30 {
-			return nil, 0, fmt.Errorf("batch length %d", length)
+	for pos := 0; ; {
+		if len(data)-pos < record.BatchHeaderSize {
+			if start < 0 {
+				return []byte{}, pos + record.BatchHeaderSize, nil
+			}
+			break
 		}
-		size := 12 + length
-		last := base + int64(int32(binary.BigEndian.Uint32(data[pos+23:])))
-		if last < offset {
+		h, err := record.ParseHeader(data[pos:])
+		if err != nil {
+			return nil, 0, err
+		}
+		if h.Length < record.BatchHeaderSize-12 || h.Length > 1<<30 {
+			return nil, 0, fmt.Errorf("batch length %d", h.Length)
+		}
+		size := 12 + int(h.Length)
+		if h.LastOffset() < offset {
 			pos += size
 			continue
 		}
@@ -98,7 +102,7 @@ func wholeBatches(data []byte, offset int64, maxBytes int, minOneBatch bool) (ou
 		}
 		if pos+size > len(data) {
 			if pos == start && (minOneBatch || size <= maxBytes) {
-				return nil, size, nil
+				return []byte{}, pos + size, nil
 			}
 			break
 		}

@@ -190,6 +190,48 @@ func TestWordCountRebalance(t *testing.T) {
 	outputMatches("instance-a gone")
 	o = queriesMatch("instance-a gone", b, b, c)
 	t.Logf("instance-a gone: words per owner %v", hosts(o))
+
+	// /all and /range read each instance's local tasks: together the two
+	// instances hold every word once.
+	type kv struct {
+		Key   string `json:"key"`
+		Value int64  `json:"value"`
+	}
+	union := func(path string) (map[string]int64, error) {
+		m := map[string]int64{}
+		for _, in := range []inst{b, c} {
+			var kvs []kv
+			if err := getJSON("http://"+in.server+"/stores/counts/"+path, &kvs); err != nil {
+				return nil, err
+			}
+			for _, e := range kvs {
+				if _, dup := m[e.Key]; dup {
+					return nil, fmt.Errorf("%s held by both instances", e.Key)
+				}
+				m[e.Key] = e.Value
+			}
+		}
+		return m, nil
+	}
+	all, err := union("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(want) {
+		t.Errorf("/all: %d words across the instances, want %d", len(all), len(want))
+	}
+	for w, n := range want {
+		if all[w] != n {
+			t.Errorf("/all: %s = %d, want %d", w, all[w], n)
+		}
+	}
+	rng10, err := union("range?from=w00&to=w09")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rng10) != 10 || rng10["w00"] != want["w00"] || rng10["w09"] != want["w09"] {
+		t.Errorf("/range w00..w09: %v", rng10)
+	}
 	var total int64
 	for _, n := range want {
 		total += n
