@@ -1,7 +1,7 @@
 # Vltava build and test entry points. `make test` is what CI runs.
 GO       ?= go
 PKGS     := ./...
-UNIT     := ./internal/... ./cmd/...
+UNIT     := ./internal/... ./cmd/... ./connect/... ./streams/... ./examples/...
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can
 # report a spurious "context deadline exceeded" when a worker is starved at
 # the deadline (golang/go#75804, fixed in Go 1.27). 100000 inputs take 2-17 s
@@ -9,7 +9,7 @@ UNIT     := ./internal/... ./cmd/...
 FUZZTIME ?= 100000x
 STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: all build test deps lint unit fuzz compat cluster bench bench-smoke clean
+.PHONY: all build test deps lint unit fuzz compat cluster connect mirror streams bench bench-smoke clean
 
 all: build
 
@@ -18,7 +18,7 @@ build:
 
 ## test: everything CI checks — formatting, vet, unit tests with the race
 ## detector, short fuzz runs, and the real-client compatibility suites.
-test: deps lint unit fuzz compat cluster bench-smoke
+test: deps lint unit fuzz compat cluster connect mirror streams bench-smoke
 
 ## deps: Debian packages of the real clients the suites drive.
 deps:
@@ -49,6 +49,19 @@ compat:
 cluster:
 	$(GO) test -count=1 -timeout 25m ./test/cluster
 
+## connect: the Connect suites (standalone and distributed workers against
+## real brokers, the REST contract).
+connect:
+	$(GO) test -count=1 -timeout 15m ./test/connect
+
+## mirror: MirrorMaker between real clusters (and from kfake).
+mirror:
+	$(GO) test -count=1 -timeout 15m ./test/mirror
+
+## streams: the streams examples as processes against a Vltava broker.
+streams:
+	$(GO) test -count=1 -timeout 10m ./test/streams
+
 ## bench: the side-by-side benchmark (Vltava vs franz-go's kfake) and the
 ## machine's limits, as a markdown report (see docs/PERFORMANCE.md).
 bench:
@@ -57,6 +70,7 @@ bench:
 ## bench-smoke: every scenario, tiny and once, so the suite cannot rot.
 bench-smoke:
 	$(GO) run ./bench/run -smoke
+	$(GO) run ./bench/rest -smoke
 
 clean:
 	rm -rf bin

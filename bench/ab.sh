@@ -23,7 +23,7 @@ run() { # name binary [extra args]
 	local dir port pid t0 t1 t2 p c
 	dir=$(mktemp -d)
 	port=$((20000 + RANDOM % 20000))
-	"$bin" server --override log.dirs="$dir" --override listeners=PLAINTEXT://127.0.0.1:$port "$@" >/dev/null 2>&1 &
+	"$bin" server --override log.dirs="$dir" --override listeners=PLAINTEXT://127.0.0.1:$port --override admin.listeners= "$@" >/dev/null 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do "$cli" topics list --bootstrap-server 127.0.0.1:$port >/dev/null 2>&1 && break; sleep 0.1; done
 	"$cli" topics create b --partitions 1 --bootstrap-server 127.0.0.1:$port >/dev/null

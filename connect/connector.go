@@ -76,8 +76,10 @@ type SinkConnector interface {
 }
 
 // SourceTask reads records from an external system. The worker calls
-// Initialize, Start, then Poll in a loop on one goroutine, and Stop (from
-// another goroutine, to unblock Poll) when the task is stopped.
+// Initialize, Start, then Poll in a loop, and Stop, all on one goroutine:
+// to stop the task the worker cancels Poll's context, so Poll must return
+// promptly when it is done; Stop follows. Commit and CommitRecord may be
+// called from other goroutines.
 type SourceTask interface {
 	Version() string
 	Initialize(ctx SourceTaskContext)

@@ -10,14 +10,19 @@
 #   libsasl2-modules-gssapi-mit, python3-gssapi
 #                            GSSAPI for librdkafka and kafka-python
 #   prometheus               a real Prometheus server scraping /metrics in tests
+#   postgresql, mariadb-server
+#                            real databases the JDBC connector tests start on
+#                            loopback (test/connect, internal/testing/sqlserver)
 #   staticcheck              the lint step (Go module proxy)
+#   versitygw                an S3-compatible server the tiered-storage tests
+#                            start on loopback (Go module proxy, pinned)
 # Idempotent: installs only what is missing, and runs `apt-get update` only
 # when something is missing. Prints the versions in use. Needs root (or sudo).
 set -euo pipefail
 
 packages=(python3 python3-kafka python3-confluent-kafka kcat iproute2 openssl
 	krb5-kdc krb5-admin-server krb5-user libsasl2-modules-gssapi-mit python3-gssapi
-	prometheus)
+	prometheus postgresql mariadb-server)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -42,6 +47,13 @@ gobin="$(go env GOPATH)/bin"
 if ! "$gobin/staticcheck" -version 2>/dev/null | grep -q "($staticcheck_version)"; then
 	echo "installing: staticcheck $staticcheck_version"
 	go install "honnef.co/go/tools/cmd/staticcheck@v$staticcheck_version"
+fi
+
+# The S3-compatible server of the tiered-storage tests (posix backend).
+versitygw_version=1.8.0
+if ! [ -x "$gobin/versitygw" ]; then
+	echo "installing: versitygw $versitygw_version"
+	go install "github.com/versity/versitygw/cmd/versitygw@v$versitygw_version"
 fi
 
 echo "versions:"

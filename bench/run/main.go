@@ -96,6 +96,8 @@ func scenarios() []scenario {
 		// spends the quota window's initial allowance (quota.go).
 		scenario{name: "produce 1KiB quota 1MiB/s", kind: "quota", recordSize: 1024, records: 40_960, acks: "1", compression: "none", partitions: 1, vltavaOnly: true},
 	)
+	ss = append(ss, txnScenarios()...)     // txn.go
+	ss = append(ss, streamsScenarios()...) // streams.go
 	return ss
 }
 
@@ -200,6 +202,8 @@ func run() error {
 		w("%s\n", row(s, vs, ks))
 	}
 	w("\nThroughput cells: median (min–max) records/s; latency cells: p50/p99/p99.9 ms; partitions rows: topic creation seconds and records/s; restart rows: seconds from exec to serving.\n")
+	failed += metricsSection(e, nruns, w) // metrics.go
+	failed += mirrorSection(e, nruns, w)  // mirror.go
 	if *out != "" {
 		if err := os.WriteFile(*out, report.Bytes(), 0o644); err != nil {
 			return err
@@ -295,7 +299,8 @@ func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, t
 // startBrokerArgs starts a Vltava node with the given config overrides;
 // addr is where it serves clients.
 func startBrokerArgs(e env, dir, addr string, overrides []string) (*broker, time.Duration, error) {
-	args := []string{"server", "--override", "log.dirs=" + dir, "--log-level", "warn"}
+	// No admin listener unless the overrides (which come after) set one.
+	args := []string{"server", "--override", "log.dirs=" + dir, "--override", "admin.listeners=", "--override", "rest.listeners=", "--log-level", "warn"}
 	for _, x := range overrides {
 		args = append(args, "--override", x)
 	}
@@ -447,7 +452,13 @@ func measure(e env, impl string, s scenario, i int) (m measurement) {
 			fmt.Fprintf(os.Stderr, "bench: %s %s run %d: %s (%.0f rec/s, %.2fs cpu)\n", s.name, impl, i+1, status, m.recPerSec, m.cpuSeconds)
 		}
 	}()
-	b, _, err := startBroker(e, impl, dir, port, "num.partitions=1")
+	extra := []string{"num.partitions=1"}
+	if s.kind == "streams" {
+		// The applications join their groups at once, and the admin
+		// listener is not under test.
+		extra = append(extra, "group.initial.rebalance.delay.ms=0", "admin.listeners=")
+	}
+	b, _, err := startBroker(e, impl, dir, port, extra...)
 	if err != nil {
 		return measurement{err: err.Error()}
 	}
@@ -528,6 +539,14 @@ func measure(e env, impl string, s scenario, i int) (m measurement) {
 		}
 	case "quota":
 		if m, err = measureQuota(e, b, s); err != nil {
+			return fail(err)
+		}
+	case "txn":
+		if m, err = measureTxn(b, s); err != nil {
+			return fail(err)
+		}
+	case "streams":
+		if m, err = measureStreams(b, s); err != nil {
 			return fail(err)
 		}
 	case "restart":
@@ -634,6 +653,12 @@ func row(s scenario, vs, ks []measurement) string {
 	}
 	if s.kind == "e2e" {
 		notes = append(notes, "cells are p50/p99/p99.9 ms; ratio is p99")
+	}
+	if s.kind == "txn" {
+		notes = append(notes, txnNotes(s, vs, ks))
+	}
+	if s.kind == "streams" {
+		notes = append(notes, streamsNotes(s, vs))
 	}
 	if s.kind == "quota" {
 		notes = append(notes, "V MiB/s under a 1 MiB/s producer_byte_rate: "+stat(vs, func(m measurement) float64 { return m.mbPerSec }, "%.3f")+

@@ -4,7 +4,9 @@
 // `vltava perf produce` / `perf consume` of 1 KiB records through each in
 // turn (Vltava PLAINTEXT, SSL, SASL_SSL, then kfake's, and again), each run
 // on a topic of its own, printing a markdown table of medians with min–max
-// and the ratio to the same broker's PLAINTEXT. Under TLS the fetch path cannot use sendfile: file regions are
+// and the ratio to the same broker's PLAINTEXT; then the CPU each broker
+// process and each perf client spent per MB moved (from /proc and the
+// client's rusage), which other load on the machine barely moves. Under TLS the fetch path cannot use sendfile: file regions are
 // read (pread) into pooled 64 KiB buffers and written through the TLS
 // connection (internal/server/chunk.go), and this is what the consume
 // column measures.
@@ -57,6 +59,7 @@ func main() {
 
 type listener struct {
 	impl, name, addr, props string
+	pid                     int // the broker process serving it
 }
 
 func run() error {
@@ -88,10 +91,11 @@ func run() error {
 		return net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
 	}
 	plainAddr, sslAddr, saslAddr := next(), next(), next()
-	srv := exec.Command(bin, "server",
+	srv := exec.Command(bin, "server", "--override", "rest.listeners=",
 		"--override", "listeners=PLAINTEXT://"+plainAddr+",SSL://"+sslAddr+",SASL_SSL://"+saslAddr,
 		"--override", "inter.broker.listener.name=PLAINTEXT",
 		"--override", "log.dirs="+filepath.Join(dir, "data"),
+		"--override", "admin.listeners=",
 		"--override", "ssl.keystore.type=PEM", "--override", "ssl.keystore.location="+keystore,
 		"--override", "sasl.enabled.mechanisms=SCRAM-SHA-512",
 		"--log-level", "warn")
@@ -133,9 +137,9 @@ func run() error {
 	saslProps := write("sasl.properties", "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"+
 		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="bench" password="bench-secret";`+"\n"+trust)
 	ls := []listener{
-		{"vltava", "PLAINTEXT", plainAddr, plainProps},
-		{"vltava", "SSL", sslAddr, sslProps},
-		{"vltava", "SASL_SSL", saslAddr, saslProps},
+		{"vltava", "PLAINTEXT", plainAddr, plainProps, srv.Process.Pid},
+		{"vltava", "SSL", sslAddr, sslProps, srv.Process.Pid},
+		{"vltava", "SASL_SSL", saslAddr, saslProps, srv.Process.Pid},
 	}
 	for _, k := range []struct {
 		name, props string
@@ -155,28 +159,39 @@ func run() error {
 		if err := waitListening(addr); err != nil {
 			return fmt.Errorf("kfake %s: %w", k.name, err)
 		}
-		ls = append(ls, listener{"kfake", k.name, addr, k.props})
+		ls = append(ls, listener{"kfake", k.name, addr, k.props, cmd.Process.Pid})
 	}
 	prod, cons := map[string][]float64{}, map[string][]float64{}
+	// CPU milliseconds (user + system) per MB moved, of the broker process
+	// and of the perf client: unlike MB/s, barely moved by other load on
+	// the machine.
+	prodCPU, consCPU := map[string][]float64{}, map[string][]float64{}
+	prodCl, consCl := map[string][]float64{}, map[string][]float64{}
+	mb := float64(*records) * float64(*size) / 1e6
 	for r := 0; r < *runs; r++ {
 		for _, l := range ls {
 			key := l.impl + " " + l.name
 			topic := fmt.Sprintf("bench-%s-%s-%d", l.impl, strings.ToLower(l.name), r)
-			p, err := perf(bin, l, "produce", topic, "--num-records", strconv.FormatInt(*records, 10),
+			p, pc, pcl, err := perf(bin, l, "produce", topic, "--num-records", strconv.FormatInt(*records, 10),
 				"--record-size", strconv.Itoa(*size), "--acks", "1", "--partitions", "1")
 			if err != nil {
 				return err
 			}
-			c, err := perf(bin, l, "consume", topic, "--num-records", strconv.FormatInt(*records, 10))
+			c, cc, ccl, err := perf(bin, l, "consume", topic, "--num-records", strconv.FormatInt(*records, 10))
 			if err != nil {
 				return err
 			}
 			prod[key] = append(prod[key], p)
 			cons[key] = append(cons[key], c)
-			fmt.Fprintf(os.Stderr, "run %d %-18s produce %.1f MB/s consume %.1f MB/s\n", r, key, p, c)
+			prodCPU[key] = append(prodCPU[key], 1000*pc/mb)
+			consCPU[key] = append(consCPU[key], 1000*cc/mb)
+			prodCl[key] = append(prodCl[key], 1000*pcl/mb)
+			consCl[key] = append(consCl[key], 1000*ccl/mb)
+			fmt.Fprintf(os.Stderr, "run %d %-18s produce %.1f MB/s (broker %.2f, client %.2f CPU ms/MB) consume %.1f MB/s (broker %.2f, client %.2f CPU ms/MB)\n",
+				r, key, p, 1000*pc/mb, 1000*pcl/mb, c, 1000*cc/mb, 1000*ccl/mb)
 		}
 	}
-	fmt.Printf("%d × %d B records, acks=1, 1 partition, %d runs per listener (median, min–max, MB/s)\n\n", *records, *size, *runs)
+	fmt.Printf("%d × %d B records, acks=1, 1 partition, %d runs per listener (median, min–max)\n\n", *records, *size, *runs)
 	fmt.Println("| broker | listener | produce MB/s | vs its PLAINTEXT | consume MB/s | vs its PLAINTEXT |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, l := range ls {
@@ -185,23 +200,79 @@ func run() error {
 			spread(prod[key]), 100*median(prod[key])/median(prod[base]),
 			spread(cons[key]), 100*median(cons[key])/median(cons[base]))
 	}
+	fmt.Println()
+	fmt.Println("Broker CPU ms per MB moved (user + system; the client's beside it): PLAINTEXT's over this listener's is the throughput ratio a broker-CPU-bound run would reach.")
+	fmt.Println()
+	fmt.Println("| broker | listener | produce: broker CPU ms/MB | PLAINTEXT/this | client | consume: broker CPU ms/MB | PLAINTEXT/this | client |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, l := range ls {
+		key, base := l.impl+" "+l.name, l.impl+" PLAINTEXT"
+		fmt.Printf("| %s | %s | %s | %s | %.2f | %s | %s | %.2f |\n", l.impl, l.name,
+			spreadf(prodCPU[key], 2), ratio(median(prodCPU[base]), median(prodCPU[key])), median(prodCl[key]),
+			spreadf(consCPU[key], 2), ratio(median(consCPU[base]), median(consCPU[key])), median(consCl[key]))
+	}
 	return nil
 }
 
-// perf runs one `vltava perf` command and returns its MB/s.
-func perf(bin string, l listener, args ...string) (float64, error) {
-	full := append(append([]string{"perf"}, args...), "--json", "--bootstrap-server", l.addr, "--command-config", l.props)
-	out, err := exec.Command(bin, full...).Output()
-	if err != nil {
-		return 0, fmt.Errorf("%s perf %v: %v", l.name, args, err)
+// ratio is a/b as a percentage, "–" when either is too small to measure
+// (under a clock tick per run).
+func ratio(a, b float64) string {
+	if a <= 0 || b <= 0 {
+		return "–"
 	}
+	return fmt.Sprintf("%.0f %%", 100*a/b)
+}
+
+// cpuSeconds is a process's user + system CPU time so far, from
+// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s, the
+// USER_HZ Linux reports on every architecture Go supports).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is parenthesised and may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	return (ut + st) / 100, nil
+}
+
+// perf runs one `vltava perf` command and returns its MB/s, the CPU
+// seconds the broker used meanwhile and the client's.
+func perf(bin string, l listener, args ...string) (mbps, broker, client float64, err error) {
+	full := append(append([]string{"perf"}, args...), "--json", "--bootstrap-server", l.addr, "--command-config", l.props)
+	before, err := cpuSeconds(l.pid)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	cmd := exec.Command(bin, full...)
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("%s perf %v: %v", l.name, args, err)
+	}
+	after, err := cpuSeconds(l.pid)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	client = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var rep map[string]any
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
-		return 0, fmt.Errorf("perf output %q: %w", out, err)
+		return 0, 0, 0, fmt.Errorf("perf output %q: %w", out, err)
 	}
-	v, _ := rep["mb_per_sec"].(float64)
-	return v, nil
+	mbps, _ = rep["mb_per_sec"].(float64)
+	return mbps, after - before, client, nil
 }
 
 func median(v []float64) float64 {
@@ -213,8 +284,11 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-func spread(v []float64) string {
-	return fmt.Sprintf("%.1f (%.1f–%.1f)", median(v), slices.Min(v), slices.Max(v))
+func spread(v []float64) string { return spreadf(v, 1) }
+
+// spreadf is the median (min–max) with d decimals.
+func spreadf(v []float64, d int) string {
+	return fmt.Sprintf("%.*f (%.*f–%.*f)", d, median(v), d, slices.Min(v), d, slices.Max(v))
 }
 
 // waitListening polls until addr accepts connections.

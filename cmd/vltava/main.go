@@ -21,6 +21,7 @@ func main() {
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newStorageCommand())
 	root.AddCommand(cli.Commands()...)
+	root.AddCommand(cli.RestCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "vltava:", err)
 		os.Exit(1)

@@ -30,7 +30,13 @@ import (
 
 func init() { register(kmsg.AlterConfigs, 0, 2, (*Broker).handleAlterConfigs) }
 
+// handleAlterConfigs refuses a broker resource of this node whose TLS stores would
+// not load before anything is forwarded (dynamic_tls.go).
 func (b *Broker) handleAlterConfigs(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	return b.handleFiltered(ctx, r, (*Broker).alterConfigs, filterListenerTLS)
+}
+
+func (b *Broker) alterConfigs(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	if fwd, ok := b.forwardToController(ctx, r); ok {
 		return fwd, nil
 	}
@@ -110,7 +116,7 @@ func (b *Broker) replaceConfigs(ctx context.Context, typ int8, name string, next
 	}
 	switch typ {
 	case resourceTopic:
-		if err := config.ValidateTopicConfigs(next); err != nil {
+		if err := config.ValidateTopicConfigsFor(b.cfg, next); err != nil {
 			return err
 		}
 		if _, err := config.ResolveTopic(b.cfg, b.dynamicBrokerConfig(img), next); err != nil {

@@ -11,10 +11,11 @@ package broker
 //	if !b.allowedCluster(r, acl.OpAlter) { ... CLUSTER_AUTHORIZATION_FAILED }
 //	if !b.allowed(r, acl.ResourceTopic, name, acl.OpWrite) { ... TOPIC_AUTHORIZATION_FAILED }
 //
-// Requests on the quorum port (ControllerHandler) come from brokers: the
-// broker that received a forwarded admin request authorized it before
-// forwarding, so they are answered as the control plane's, without checks.
-// In-process requests (no connection) likewise.
+// Requests on the quorum port (ControllerHandler) are authorized with the
+// quorum connection's principal, as Kafka's controller does; forwarded
+// admin requests arrive in an Envelope with the client's principal
+// (authorize_envelope.go). In-process requests (no connection) are
+// answered without checks.
 
 import (
 	"net"
@@ -60,7 +61,8 @@ func newAuthorizer(o Options) *acl.Authorizer {
 // CLUSTER_ACTION on the cluster (Kafka's rule), so without that principal
 // among the super users, or an ACL granting it, or
 // allow.everyone.if.no.acl.found with no cluster ACLs, replication and
-// transactions are refused.
+// transactions are refused. A PLAINTEXT controller listener likewise makes
+// forwarded admin requests User:ANONYMOUS's Envelopes.
 func warnAnonymousReplication(o Options, supers []security.Principal) {
 	if o.Config.AllowEveryoneIfNoACLFound || slices.Contains(supers, security.Anonymous) {
 		return
@@ -71,6 +73,17 @@ func warnAnonymousReplication(o Options, supers []security.Principal) {
 			if o.Logger != nil {
 				o.Logger.Warn("the inter-broker listener is PLAINTEXT, so follower fetches, transaction markers and transaction verification act as User:ANONYMOUS and need CLUSTER_ACTION on the cluster: add it to super.users or grant it with an ACL",
 					"listener", name)
+			}
+			break
+		}
+	}
+	// Forwarded admin requests reach the controller in an Envelope from
+	// the controller listener's principal (authorize_envelope.go).
+	for _, l := range o.Config.Listeners {
+		if slices.Contains(o.Config.ControllerListenerNames, l.Name) && l.SecurityProtocol == "PLAINTEXT" {
+			if o.Logger != nil {
+				o.Logger.Warn("the controller listener is PLAINTEXT, so brokers forward admin requests to the controller as User:ANONYMOUS, which needs CLUSTER_ACTION on the cluster: add it to super.users or grant it with an ACL",
+					"listener", l.Name)
 			}
 			return
 		}
@@ -129,19 +142,6 @@ func (b *Broker) authorizedOps(r *server.Request, typ kmsg.ACLResourceType, name
 		return acl.AllOperations(typ)
 	}
 	return b.authz.AuthorizedOperations(subject(r), typ, name)
-}
-
-// withControlPlanePrincipal returns r as the quorum port answers it: acting
-// as the control plane.
-func withControlPlanePrincipal(r *server.Request) *server.Request {
-	if r.Conn == nil {
-		return r
-	}
-	c := *r.Conn
-	c.Principal = controlPlanePrincipal
-	rr := *r
-	rr.Conn = &c
-	return &rr
 }
 
 // earlyStartListeners is the set of early.start.listeners, when an

@@ -106,8 +106,8 @@ func TestAllowEveryoneIfNoACLFound(t *testing.T) {
 func TestListGroupsFiltered(t *testing.T) {
 	an := startAuthzNode(t, nil)
 	an.createTopics("t")
-	an.awaitGroupCoordinator("g1")
 	for _, g := range []string{"g1", "g2"} {
+		an.awaitGroupCoordinator(g) // each group's offsets partition loads on its own
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Group, req.Generation = g, -1
 		rt := kmsg.NewOffsetCommitRequestTopic()

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,6 +28,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/security/acl"
+	"github.com/vltava/vltava/internal/security/clientauth"
 	"github.com/vltava/vltava/internal/security/quota"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/txn"
@@ -81,12 +83,21 @@ type Broker struct {
 	// telemetry receives client metrics; nil: the KIP-714 APIs are not
 	// advertised.
 	telemetry TelemetryReceiver
+	remote    RemoteTier
+	// checkTLS is Options.CheckListenerTLS (dynamic_tls.go).
+	checkTLS func(perBroker map[string]string) error
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDBlock
 	// txnVerifier checks transactional produces with their coordinator
 	// (txn_verify.go).
 	txnVerifier TxnVerifier
+	// tokenExpiry removes expired delegation tokens on the active
+	// controller (delegation_token_expiry.go).
+	tokenExpiry *tokenExpiry
+	// verification is transaction.partition.verification.enable as of
+	// the image it was read from (txn_verify.go).
+	verification atomic.Pointer[verificationSetting]
 
 	// authz is the ACL authorizer (authorize.go); nil without
 	// authorizer.class.name.
@@ -134,6 +145,18 @@ type Options struct {
 	// Telemetry, if set (telemetry.enable), receives client metrics
 	// (KIP-714, get_telemetry_subscriptions.go).
 	Telemetry TelemetryReceiver
+
+	// InterBrokerSecurity is how the default TxnVerifier connects to
+	// coordinators: the inter-broker listener's TLS and SASL; nil is
+	// PLAINTEXT.
+	InterBrokerSecurity *clientauth.Security
+	// Remote, if set (remote.log.storage.system.enable), reads the remote
+	// tier of tiered partitions (remote_tier.go).
+	Remote RemoteTier
+	// CheckListenerTLS, if set, loads the key and trust stores this
+	// node's TLS listeners would use with these per-broker dynamic
+	// configs, without installing them (dynamic_tls.go).
+	CheckListenerTLS func(perBroker map[string]string) error
 }
 
 // Quorum is the metadata quorum as DescribeQuorum reports it, and the
@@ -158,9 +181,9 @@ func New(o Options) *Broker {
 	}
 	if o.TxnVerifier == nil {
 		o.TxnVerifier = newCoordinatorVerifier(o.Config.TransactionStateLogNumPartitions, interBrokerListener(o.Config), o.Config.NodeID,
-			time.Duration(o.Config.RequestTimeoutMs)*time.Millisecond)
+			time.Duration(o.Config.RequestTimeoutMs)*time.Millisecond, o.InterBrokerSecurity)
 	}
-	return &Broker{
+	b := &Broker{
 		cfg:           o.Config,
 		nodeID:        o.Config.NodeID,
 		clusterID:     o.ClusterID,
@@ -180,17 +203,25 @@ func New(o Options) *Broker {
 		txnVerifier:   o.TxnVerifier,
 		loggers:       o.Loggers,
 		telemetry:     o.Telemetry,
+		remote:        o.Remote,
+		checkTLS:      o.CheckListenerTLS,
 		fetchSessions: newFetchSessionCache(int(o.Config.MaxIncrementalFetchSessionCacheSlots)),
 
 		interBrokerListener: interBrokerListener(o.Config),
 		authz:               newAuthorizer(o),
 		earlyStart:          earlyStartListeners(o.Config),
 	}
+	b.tokenExpiry = b.startTokenExpiry() // delegation_token_expiry.go
+	return b
 }
 
 // Close releases the connections the broker opened to other brokers (the
-// transaction verifications'); the listeners are closed first.
-func (b *Broker) Close() { b.txnVerifier.Close() }
+// transaction verifications') and stops its background work; the
+// listeners are closed first.
+func (b *Broker) Close() {
+	b.tokenExpiry.stop()
+	b.txnVerifier.Close()
+}
 
 // handlerFunc answers one API. It returns the response to send (nil for
 // none) or an error that closes the connection.
@@ -282,6 +313,9 @@ type controllerHandler struct{ b *Broker }
 
 // VersionRange implements server.Handler.
 func (h controllerHandler) VersionRange(key int16) (int16, int16, bool) {
+	if key == int16(kmsg.Envelope) {
+		return envelopeVersion, envelopeVersion, true
+	}
 	if !controllerAPIs[key] {
 		return 0, 0, false
 	}
@@ -290,10 +324,18 @@ func (h controllerHandler) VersionRange(key int16) (int16, int16, bool) {
 
 // Handle implements server.Handler.
 func (h controllerHandler) Handle(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	if r.Key == int16(kmsg.Envelope) {
+		return h.b.handleEnvelope(ctx, r) // authorize_envelope.go
+	}
 	if !controllerAPIs[r.Key] {
 		return nil, fmt.Errorf("API key %d is not served by a controller", r.Key)
 	}
-	resp, err := apis[r.Key].handle(h.b, ctx, withControlPlanePrincipal(r))
+	// As Kafka's controller (ControllerApis): each request is authorized
+	// with the quorum connection's principal (the broker's SASL or
+	// certificate principal, User:ANONYMOUS over PLAINTEXT), e.g.
+	// CLUSTER_ACTION for BrokerRegistration, BrokerHeartbeat,
+	// AlterPartition, AllocateProducerIds and AssignReplicasToDirs.
+	resp, err := h.b.handleAuthorized(ctx, apis[r.Key], r) // authorize_envelope.go
 	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && err == nil {
 		av.ApiKeys = slices.DeleteFunc(av.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool {
 			return !controllerAPIs[k.ApiKey]
@@ -411,7 +453,12 @@ func (b *Broker) forwardToController(ctx context.Context, r *server.Request) (re
 	}
 	fctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := b.channel.Forward(fctx, r.Body)
+	var err error
+	if r.Conn != nil {
+		resp, err = b.forwardEnveloped(fctx, r) // authorize_envelope.go
+	} else {
+		resp, err = b.channel.Forward(fctx, r.Body)
+	}
 	if err != nil {
 		b.log.Warn("forwarding to the controller failed", "api", kmsg.NameForKey(r.Key), "err", err)
 		return nil, false

@@ -114,6 +114,8 @@ func (b *Broker) throttleFetch(r *server.Request, reader fetchReader, size int) 
 var requestQuotaExempt = map[int16]bool{
 	int16(kmsg.JoinGroup): true,
 	int16(kmsg.SyncGroup): true,
+	// A cluster action (Kafka's ApiKeys.clusterAction), from brokers.
+	int16(kmsg.WriteTxnMarkers): true,
 }
 
 // parkedTime accumulates, for one request, the time it spent parked.

@@ -31,7 +31,7 @@ const (
 	suiteGroups  = "groups: franz-go, kafka-python, librdkafka (`test/compat/groups_*_test.go`)"
 	suiteGroupU  = "coordinator (`internal/group`)"
 	suiteTxnU    = "transaction coordinator (`internal/txn`)"
-	suiteTxn     = "franz-go GroupTransactSession, fencing, timeouts (`test/compat/franz_txn_test.go`, `franz_txn_fencing_test.go`); librdkafka (`test/compat/librdkafka_txn_pipeline_test.go`); kcat (`test/compat/kcat_read_committed_test.go`); coordinator failover (`test/cluster/txn_coordinator_failover_test.go`); read_committed: kcat, franz-go, librdkafka (`test/compat/read_committed_test.go`, `kcat_txn_test.go`, `python_txn_test.go`)"
+	suiteTxn     = "franz-go GroupTransactSession, fencing, timeouts (`test/compat/franz_txn_test.go`, `franz_txn_fencing_test.go`); librdkafka (`test/compat/librdkafka_txn_pipeline_test.go`); kcat (`test/compat/kcat_read_committed_test.go`); coordinator failover (`test/cluster/txn_coordinator_failover_test.go`); franz-go exactly-once pipeline under SIGKILLs of coordinators and leaders, Jepsen's anomalies checked (`test/cluster/txn_chaos_test.go`); franz-go over SASL_SSL inter-broker (`test/cluster/txn_secure_test.go`); read_committed: kcat, franz-go, librdkafka (`test/compat/read_committed_test.go`, `kcat_txn_test.go`, `python_txn_test.go`)"
 	suiteCLI     = "CLI (`test/cli`)"
 	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
 	suiteLegacy  = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
@@ -45,6 +45,8 @@ const (
 	suiteSASL    = "server: SASL state, raw v0 tokens, failures, re-authentication (`internal/server/sasl_test.go`)"
 	suiteTxnFail = "cluster: transaction state across a leader failover (`test/cluster/txn_failover_test.go`)"
 	suiteTelem   = "franz-go client metrics (`test/compat/telemetry_test.go`), receiver (`internal/telemetry`)"
+	suiteTokens  = "franz-go kadm and SCRAM token authentication over SASL_SSL (`test/compat/delegation_token_test.go`); three nodes, forwarded (`test/cluster/secure_tokens_test.go`)"
+	suiteChaos   = "franz-go exactly-once pipeline under SIGKILLs, no transaction left hanging (`test/cluster/txn_chaos_test.go`)"
 	suiteACLTxn  = "franz-go transactions under ACLs over SASL_PLAINTEXT (`test/compat/acl_txn_test.go`)"
 )
 
@@ -87,7 +89,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids; inter-broker listener only",
 		[]string{suiteCtrl, broker("listener_scope_test.go")}},
 	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id) verified with the coordinator before a transaction's first append (KIP-890 part 1, AddPartitionsToTxn verify_only; INVALID_TXN_STATE, TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_EPOCH, PRODUCER_FENCED; INVALID_TXN_STATE when the coordinator refuses this broker CLUSTER_ACTION, as Kafka; nothing appended on error); v12 (KIP-890 part 2) adds the partition to the transaction",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go"), broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go"), broker("txn_badinput_test.go"), broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
 	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); zstd data below v10 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110); v0-v3 (removed by Kafka 4, KIP-896) down-converted to message format v0/v1 as Kafka 3.9 did, uncompressed and without headers, unless message.downconversion.enable=false (UNSUPPORTED_VERSION); replica fetches on the inter-broker listener only (elsewhere TOPIC_AUTHORIZATION_FAILED); read_committed stops at the last stable offset and returns aborted_transactions from the .txnindex, still sent with sendfile",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, suiteTxn, suiteTxnFail, broker("txn_markers_test.go"), broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go"), broker("listener_scope_test.go")}},
 	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp; v0 (removed by Kafka 4, KIP-896) served as Kafka 3.9: max_num_offsets segment boundaries; latest under READ_COMMITTED is the last stable offset",
@@ -112,6 +114,14 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteSASL, suiteSecure}},
 	kmsg.AlterUserSCRAMCredentials: {"KIP-554 on the active controller (forwarded): salted passwords become UserScramCredentialRecords; per-user results with UNACCEPTABLE_CREDENTIAL, UNSUPPORTED_SASL_MECHANISM, DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND; answered once this node's image has the change; ALTER on the cluster",
 		[]string{suiteSecure, suiteCLI, broker("authz_table_test.go")}},
+	kmsg.CreateDelegationToken: {"KIP-48 (v1-v3, KIP-373 owners) on the active controller (forwarded in an Envelope with the requester's principal): needs delegation.token.secret.key (else DELEGATION_TOKEN_AUTH_DISABLED), a SASL or client-certificate SSL connection not itself token-authenticated (else DELEGATION_TOKEN_REQUEST_NOT_ALLOWED), CREATE_TOKENS on the owner's User resource for another owner (DELEGATION_TOKEN_AUTHORIZATION_FAILED), User owners and renewers (INVALID_PRINCIPAL_TYPE); a DelegationTokenRecord; the HMAC is HMAC-SHA512 of the id",
+		[]string{suiteTokens}},
+	kmsg.RenewDelegationToken: {"KIP-48 on the active controller (forwarded in an Envelope): the token found by its HMAC (DELEGATION_TOKEN_NOT_FOUND), renewed by its owner or a renewer (DELEGATION_TOKEN_OWNER_MISMATCH) before it expired (DELEGATION_TOKEN_EXPIRED), by min(renew period, delegation.token.expiry.time.ms), at most to its max timestamp",
+		[]string{suiteTokens}},
+	kmsg.ExpireDelegationToken: {"KIP-48 on the active controller (forwarded in an Envelope): as Renew; a negative period removes the token at once (RemoveDelegationTokenRecord); expired tokens are also removed every delegation.token.expiry.check.interval.ms",
+		[]string{suiteTokens}},
+	kmsg.DescribeDelegationToken: {"KIP-48 from the metadata image: all owners or the named ones, each token listed to its owner and renewers and to principals with DESCRIBE on its DelegationToken resource or DESCRIBE_TOKENS on the owner's User resource; HMACs included, as Kafka",
+		[]string{suiteTokens}},
 	kmsg.DescribeUserSCRAMCredentials: {"KIP-554 from the metadata image: mechanisms and iterations (never salts or keys), all users or the named ones; RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE; DESCRIBE on the cluster",
 		[]string{suiteSecure, suiteCLI, broker("authz_table_test.go")}},
 	kmsg.UpdateFeatures: {"KIP-584/778 on the active controller (forwarded): upgrade, safe and unsafe downgrade, validate-only, all or nothing; only levels Vltava honours: metadata.version 22 (4.0-IV0), group.version 1, kraft.version 0, transaction.version 0-2 (2 at bootstrap, as Kafka 4.0)",
@@ -125,18 +135,18 @@ var apiDocs = map[kmsg.Key]apiDoc{
 	kmsg.InitProducerID: {"idempotent producers; transactional ids: epoch bump fencing the previous instance and aborting its open transaction, KIP-360 retries with the producer id and epoch, a new producer id on epoch exhaustion, INVALID_TRANSACTION_TIMEOUT above transaction.max.timeout.ms; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v4",
 		[]string{suiteFranz, suiteLibrd, broker("admin_test.go"), broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn}},
 	kmsg.AddPartitionsToTxn: {"v0-v3 from clients; v4+ batched from partition leaders: VerifyOnly (KIP-890 part 1) answers NONE or, for a partition not in the transaction, INVALID_TXN_STATE (v4) / TRANSACTION_ABORTABLE (v5, as Kafka 4.0), without it (part 2) adds; an unknown partition fails the request (OPERATION_NOT_ATTEMPTED for the rest); PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2; ACLs: v0-v3 WRITE on the transactional id and on each topic (a refused topic fails the request), v4+ CLUSTER_ACTION",
-		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn, broker("authz_table_test.go"), broker("authz_txn_test.go")}},
+		[]string{broker("txn_coordinator_test.go"), broker("txn_badinput_test.go"), suiteTxnU, suiteTxn, broker("authz_table_test.go"), broker("authz_txn_test.go")}},
 	kmsg.AddOffsetsToTxn: {"adds the group's __consumer_offsets partition to the transaction; WRITE on the transactional id, READ on the group",
 		[]string{suiteTxnU, suiteTxn, broker("authz_table_test.go"), suiteACLTxn}},
-	kmsg.EndTxn: {"Prepare record, answer, WriteTxnMarkers to every partition leader (batched per broker, retried, following leader moves), Complete record; CONCURRENT_TRANSACTIONS meanwhile; v5 (KIP-890 part 2, transaction.version 2): epoch bump per EndTxn, new producer id on overflow; WRITE on the transactional id",
-		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteTxn, broker("authz_table_test.go"), suiteACLTxn}},
+	kmsg.EndTxn: {"Prepare record, answer, WriteTxnMarkers to every partition leader (batched per broker, retried, following leader moves), Complete record; CONCURRENT_TRANSACTIONS meanwhile; v5 (KIP-890 part 2, transaction.version 2): epoch bump per EndTxn, new producer id on overflow, a retry (the epoch below the current one, or the old id at its last epoch) answered from the persisted state, so also by the coordinator that took over, the prepared epoch itself PRODUCER_FENCED, fences of an open transaction bumping twice, as Kafka 4; WRITE on the transactional id",
+		[]string{broker("txn_coordinator_test.go"), broker("txn_badinput_test.go"), suiteTxnU, suiteTxn, broker("authz_table_test.go"), suiteACLTxn}},
 	kmsg.DescribeTransactions: {"state, timeout, start time, producer id and epoch, partitions; TRANSACTIONAL_ID_NOT_FOUND, NOT_COORDINATOR; DESCRIBE on each transactional id, partitions of topics without DESCRIBE left out",
 		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI, broker("authz_table_test.go"), broker("authz_txn_test.go")}},
 	kmsg.ListTransactions: {"state and producer id filters, v1 duration (KIP-994), v2 transactional id regex (KIP-1152); only the ids with DESCRIBE are listed",
-		[]string{broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI, broker("authz_table_test.go")}},
+		[]string{suiteChaos, broker("txn_coordinator_test.go"), suiteTxnU, suiteCLI, broker("authz_table_test.go")}},
 	kmsg.DescribeConfigs: {"topics, brokers (\"\" = cluster defaults) and groups (KIP-848 consumer.session.timeout.ms / consumer.heartbeat.interval.ms, GROUP_CONFIG or DEFAULT_CONFIG from group.consumer.*); sources, synonyms, types, docs; broker loggers (8): root and vltava.<component> with their levels, for this broker's id",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go")}},
-	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides; a repeated key takes its last value, as Kafka; groups as IncrementalAlterConfigs",
+	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides; a repeated key takes its last value, as Kafka; groups as IncrementalAlterConfigs; ssl.* stores of this node's listeners as IncrementalAlterConfigs",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go")}},
 	kmsg.DescribeLogDirs: {"every log dir (JBOD): sizes and offset lag per partition, future replicas of moves, total and usable bytes (v4); a failed dir is KAFKA_STORAGE_ERROR",
 		[]string{broker("admin_test.go"), broker("alter_replica_log_dirs_test.go"), broker("log_dir_failure_test.go"), suiteJBOD}},
@@ -144,7 +154,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{broker("alter_replica_log_dirs_test.go"), suiteJBOD}},
 	kmsg.CreatePartitions: {"raise a topic's partition count; answered once every live broker has applied it (within timeout_ms)",
 		[]string{suiteFranz, broker("admin_test.go"), suiteVisible}},
-	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only); GROUP resources (32) take the KIP-848 consumer group keys, within the group.consumer.min/max bounds (INVALID_CONFIG with Kafka's message), for groups that need not exist; share.* keys are INVALID_CONFIG; BROKER_LOGGER resources (8) SET or DELETE a logger's level on the broker itself (never forwarded), APPEND/SUBTRACT are INVALID_REQUEST",
+	kmsg.IncrementalAlterConfigs: {"SET, DELETE, APPEND, SUBTRACT (list configs only); GROUP resources (32) take the KIP-848 consumer group keys, within the group.consumer.min/max bounds (INVALID_CONFIG with Kafka's message), for groups that need not exist; share.* keys are INVALID_CONFIG; BROKER_LOGGER resources (8) SET or DELETE a logger's level on the broker itself (never forwarded), APPEND/SUBTRACT are INVALID_REQUEST; a change of this node's listener ssl.* stores that does not load, or whose certificate changes its subject or SANs without ssl.allow.dn.changes / ssl.allow.san.changes (KIP-978), is INVALID_CONFIG on the node itself before forwarding, the stores in force kept",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go"), suiteCLI}},
 	kmsg.GetTelemetrySubscriptions: {"KIP-714, only with telemetry.enable (else not advertised): one subscription from telemetry.subscription.* for every client, a client instance id assigned when the client has none, gzip and zstd accepted",
 		[]string{suiteTelem}},
@@ -168,10 +178,10 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteGroups, suiteCLI, suiteGroupU, broker("txn_markers_test.go")}},
 	kmsg.TxnOffsetCommit: {"offsets in the producer's transaction, pending until the commit marker, dropped on abort, reloaded from __consumer_offsets by the same rule; KIP-447 generation, member and instance checks (v3+); verified with the transaction coordinator (KIP-890), v5 adds the offsets partition; WRITE on the transactional id, READ on the group and on each topic",
 		[]string{suiteGroupU, broker("txn_markers_test.go"), broker("txn_verify_test.go"), broker("authz_table_test.go"), broker("authz_txn_test.go"), suiteACLTxn}},
-	kmsg.WriteTxnMarkers: {"inter-broker listener only: commit/abort control batches with the coordinator epoch, waited for as acks=all; aborted transactions into the .txnindex; __consumer_offsets markers complete the group's pending offsets; INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED; a v2 transaction_version 2 marker must bump the epoch (KIP-890 part 2); CLUSTER_ACTION",
-		[]string{suiteTxn, suiteTxnFail, broker("txn_markers_test.go"), broker("authz_table_test.go"), suiteACLTxn}},
+	kmsg.WriteTxnMarkers: {"every broker listener, as Kafka (with an authorizer: CLUSTER_ACTION, else CLUSTER_AUTHORIZATION_FAILED per partition): commit/abort control batches with the coordinator epoch, waited for as acks=all; aborted transactions into the .txnindex; __consumer_offsets markers complete the group's pending offsets; INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED; a v2 transaction_version 2 marker must bump the epoch (KIP-890 part 2); CLUSTER_ACTION",
+		[]string{suiteTxn, suiteTxnFail, broker("txn_markers_test.go"), broker("txn_markers_listener_test.go"), broker("authz_table_test.go"), suiteACLTxn}},
 	kmsg.DescribeProducers: {"KIP-664: active producers of partitions led here, with their open transaction's first offset; READ on the topic",
-		[]string{broker("txn_markers_test.go"), broker("authz_table_test.go")}},
+		[]string{suiteChaos, broker("txn_markers_test.go"), broker("authz_table_test.go")}},
 	kmsg.OffsetDelete: {"GROUP_SUBSCRIBED_TO_TOPIC while the group consumes the topic",
 		[]string{suiteGroups, suiteGroupU}},
 	kmsg.DescribeGroups: {"members with metadata and assignments; authorized operations",

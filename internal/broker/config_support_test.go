@@ -52,8 +52,8 @@ func TestUnsupportedConfigsAreRefused(t *testing.T) {
 		want            int16
 		wantMsgContains string
 	}{
-		{resTopic, "plain", "local.retention.ms", "1000", kerr.InvalidConfig.Code, "local.retention.ms: tiered storage is not supported"},
-		{resTopic, "plain", "local.retention.ms", "-2", 0, ""},
+		{resTopic, "plain", "remote.log.delete.on.disable", "true", kerr.InvalidConfig.Code, "remote.log.delete.on.disable: disabling tiered storage on a topic (KIP-950) is not supported yet"},
+		{resTopic, "plain", "remote.log.delete.on.disable", "false", 0, ""},
 		{resTopic, "plain", "leader.replication.throttled.replicas", "*", 0, ""},
 		{resBroker, "1", "num.io.threads", "16", kerr.InvalidConfig.Code, "num.io.threads"},
 		{resBroker, "1", "log.cleaner.threads", "2", kerr.InvalidConfig.Code, "Vltava reads these configs only at start-up"},

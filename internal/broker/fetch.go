@@ -399,12 +399,19 @@ func (b *Broker) readFetchPartition(img *metadata.Image, it fetchItem, remaining
 	// aborted transactions of the range from the transaction indexes so
 	// the client drops their records; the region is still sent with
 	// sendfile, the records are never looked at here.
-	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.HighWatermark(), p.LastStableOffset(), p.LogStartOffset()
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.HighWatermark(), p.LastStableOffset(), p.Log().EarliestOffset()
 	if reader.readCommitted {
 		rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 	}
 	limit := min(int(it.maxBytes), *remaining)
 	if limit <= 0 && !first {
+		return rp, region
+	}
+	if b.servesRemote(p, it.fetchOffset) {
+		// Below the local log start of a tiered partition: from the
+		// remote tier (remote_tier.go).
+		b.readRemoteFetch(p, &rp, it.fetchOffset, limit, first, reader.readCommitted)
+		*remaining -= len(rp.RecordBatches)
 		return rp, region
 	}
 	var res storage.ReadResult
@@ -477,6 +484,14 @@ func (b *Broker) readReplicaFetch(p *partition.Partition, it fetchItem, remainin
 	if epoch, end, diverged := p.DivergingEpoch(it.lastFetchedEpoch, it.fetchOffset); diverged {
 		fill()
 		rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = epoch, end
+		return rp, region
+	}
+	if b.servesRemote(p, it.fetchOffset) {
+		// KIP-405: the follower restarts at this leader's local log start
+		// (carried in log_start_offset) and learns the remote tier from
+		// __remote_log_metadata.
+		fill()
+		rp.ErrorCode = kerr.OffsetMovedToTieredStorage.Code
 		return rp, region
 	}
 	if it.fetchOffset < p.LogStartOffset() || it.fetchOffset > p.LogEndOffset() {

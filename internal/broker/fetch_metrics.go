@@ -12,6 +12,9 @@ import (
 // of records sent. A follower's fetch counts as ReplicationBytesOut only,
 // as Kafka keeps replication out of BytesOutPerSec.
 func countFetched(img *metadata.Image, out []kmsg.FetchResponseTopic, regions [][]fileRegion, replica bool) {
+	if !metrics.Enabled() {
+		return
+	}
 	var all uint64
 	for ti := range out {
 		t := out[ti].Topic

@@ -39,6 +39,8 @@ func startNode(t *testing.T, props map[string]string) *testNode {
 		"log.dirs":                  t.TempDir(),
 		"node.id":                   "1",
 		"auto.create.topics.enable": "false",
+		"admin.listeners":           "", // several nodes per process: no admin port each
+		"rest.listeners":            "",
 	}
 	for k, v := range props {
 		all[k] = v

@@ -31,7 +31,13 @@ const (
 	opSubtract = 3
 )
 
+// handleIncrementalAlterConfigs refuses a broker resource of this node whose TLS stores would
+// not load before anything is forwarded (dynamic_tls.go).
 func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *server.Request) (kmsg.Response, error) {
+	return b.handleFiltered(ctx, r, (*Broker).incrementalAlterConfigs, filterListenerTLS)
+}
+
+func (b *Broker) incrementalAlterConfigs(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	if resp, ok := b.splitLoggerResources(ctx, r); ok { // broker_logger.go
 		return resp, nil
 	}
@@ -58,10 +64,19 @@ func (b *Broker) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterC
 	if rr.ResourceType == resourceBrokerLogger {
 		return b.alterBrokerLoggers(rr, validateOnly)
 	}
+	next, err := b.incrementalNext(rr)
+	if err != nil {
+		return err
+	}
+	return b.replaceConfigs(ctx, int8(rr.ResourceType), rr.ResourceName, next, validateOnly)
+}
+
+// incrementalNext is a resource's overrides after the request's operations.
+func (b *Broker) incrementalNext(rr kmsg.IncrementalAlterConfigsRequestResource) (map[string]string, error) {
 	img := b.meta.Image()
 	next, err := b.currentConfigs(img, int8(rr.ResourceType), rr.ResourceName)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if next == nil {
 		next = make(map[string]string)
@@ -69,13 +84,13 @@ func (b *Broker) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterC
 	seen := make(map[string]bool)
 	for _, c := range rr.Configs {
 		if seen[c.Name] {
-			return fmt.Errorf("%w: config %s is given more than once", kerr.InvalidRequest, c.Name)
+			return nil, fmt.Errorf("%w: config %s is given more than once", kerr.InvalidRequest, c.Name)
 		}
 		seen[c.Name] = true
 		switch c.Op {
 		case opSet:
 			if c.Value == nil {
-				return fmt.Errorf("%w: null value for config %s", kerr.InvalidRequest, c.Name)
+				return nil, fmt.Errorf("%w: null value for config %s", kerr.InvalidRequest, c.Name)
 			}
 			next[c.Name] = *c.Value
 		case opDelete:
@@ -83,7 +98,7 @@ func (b *Broker) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterC
 		case opAppend, opSubtract:
 			def, ok := b.configDef(int8(rr.ResourceType), c.Name)
 			if !ok || def.Type != config.List {
-				return fmt.Errorf("%w: config %s is not a list, so it cannot be appended to or subtracted from", kerr.InvalidConfig, c.Name)
+				return nil, fmt.Errorf("%w: config %s is not a list, so it cannot be appended to or subtracted from", kerr.InvalidConfig, c.Name)
 			}
 			cur, ok := next[c.Name]
 			if !ok {
@@ -105,10 +120,10 @@ func (b *Broker) incrementalAlter(ctx context.Context, rr kmsg.IncrementalAlterC
 			}
 			next[c.Name] = strings.Join(items, ",")
 		default:
-			return fmt.Errorf("%w: unknown config operation %d", kerr.InvalidRequest, c.Op)
+			return nil, fmt.Errorf("%w: unknown config operation %d", kerr.InvalidRequest, c.Op)
 		}
 	}
-	return b.replaceConfigs(ctx, int8(rr.ResourceType), rr.ResourceName, next, validateOnly)
+	return next, nil
 }
 
 func (b *Broker) configDef(typ int8, name string) (config.Def, bool) {

@@ -106,7 +106,10 @@ func (b *Broker) listOffset(img *metadata.Image, version int16, replicaID int32,
 			sp.Offset = p.HighWatermark()
 		}
 		sp.LeaderEpoch = epoch
-	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
+	case ts == listEarliest:
+		sp.Offset = p.Log().EarliestOffset() // both tiers
+		sp.LeaderEpoch = epochAtOffset(p, sp.Offset)
+	case ts == listEarliestLocal && version >= 8:
 		sp.Offset = p.LogStartOffset()
 		sp.LeaderEpoch = epochAtOffset(p, sp.Offset)
 	case ts == listMaxTimestamp && version >= 7:
@@ -114,6 +117,19 @@ func (b *Broker) listOffset(img *metadata.Image, version int16, replicaID int32,
 	case ts < 0:
 		return kerr.InvalidRequest.Code
 	default:
+		if b.remote != nil && p.Log().Config().RemoteStorageEnable && p.Log().EarliestOffset() < p.LogStartOffset() {
+			ctx, cancel := b.remoteContext()
+			off, found, ep, ok, err := b.remote.OffsetForTimestamp(ctx, p, ts)
+			cancel()
+			if err != nil {
+				b.log.Warn("remote timestamp lookup failed", "topic", p.Topic, "partition", p.Index, "err", err)
+				return kerr.KafkaStorageError.Code
+			}
+			if ok {
+				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, found, ep
+				break
+			}
+		}
 		off, found, ep, ok := l.OffsetForTimestamp(ts)
 		bound := p.HighWatermark()
 		if isolation == 1 && replicaID < 0 {

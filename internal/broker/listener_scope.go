@@ -16,6 +16,11 @@ package broker
 // may not make (no ClusterAction) with TOPIC_AUTHORIZATION_FAILED for every
 // partition; a replica fetch on a client listener gets the same answer.
 //
+// WriteTxnMarkers, which transaction coordinators send to partition
+// leaders, is a broker API in Kafka on every broker listener: it is
+// answered on a client listener too, and refused there as anywhere by the
+// authorizer to a principal without CLUSTER_ACTION (authorize_cluster.go).
+//
 // With a single listener (the zero-config node, or every listener being the
 // inter-broker one) nothing is refused.
 
@@ -37,8 +42,6 @@ var interBrokerAPIs = map[int16]bool{
 	int16(kmsg.BrokerHeartbeat):     true,
 	int16(kmsg.AlterPartition):      true,
 	int16(kmsg.AllocateProducerIDs): true,
-	// Transaction coordinators write markers to partition leaders.
-	int16(kmsg.WriteTxnMarkers): true,
 }
 
 // interBrokerListener is the name of the listener other brokers reach this

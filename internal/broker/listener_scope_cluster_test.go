@@ -58,6 +58,8 @@ func TestReplicationUsesTheInterBrokerListener(t *testing.T) {
 			"broker.heartbeat.interval.ms":          "100",
 			"broker.session.timeout.ms":             "2000",
 			"log.dirs":                              t.TempDir(),
+			"admin.listeners":                       "",
+			"rest.listeners":                        "",
 			"auto.create.topics.enable":             "false",
 		})
 		if err != nil {

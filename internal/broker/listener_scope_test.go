@@ -15,7 +15,7 @@ import (
 
 // interBrokerOnly are the broker-to-controller RPCs a client listener
 // neither lists nor answers.
-var interBrokerOnly = []kmsg.Key{kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.AlterPartition, kmsg.AllocateProducerIDs, kmsg.WriteTxnMarkers}
+var interBrokerOnly = []kmsg.Key{kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.AlterPartition, kmsg.AllocateProducerIDs}
 
 // startTwoListenerNode starts a node with a CLIENT listener and a
 // REPLICATION listener that is the inter-broker one, and returns a test
@@ -29,6 +29,8 @@ func startTwoListenerNode(t *testing.T) (client, replication *testNode) {
 		"log.dirs":                       t.TempDir(),
 		"node.id":                        "1",
 		"auto.create.topics.enable":      "false",
+		"admin.listeners":                "",
+		"rest.listeners":                 "",
 	})
 	if err != nil {
 		t.Fatalf("config: %v", err)

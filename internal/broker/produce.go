@@ -276,7 +276,7 @@ func (b *Broker) verifyProduceTransactions(ctx context.Context, img *metadata.Im
 	// KIP-890 part 2 (v12) cannot work without the leader's add: its
 	// clients add no partitions themselves, so it is done whatever
 	// transaction.partition.verification.enable says.
-	if req.TransactionID == nil || (!b.cfg.TransactionPartitionVerificationEnable && req.Version < firstAddPartitionProduceVersion) {
+	if req.TransactionID == nil || (req.Version < firstAddPartitionProduceVersion && !b.verificationEnabled(img)) {
 		return nil
 	}
 	out := map[[2]int]txnVerification{}
@@ -311,8 +311,11 @@ func (b *Broker) verifyProduceTransactions(ctx context.Context, img *metadata.Im
 			go func() {
 				defer wg.Done()
 				v := txnVerification{guard: guard}
-				if err := b.txnVerifier.VerifyTransaction(ctx, img, tp); err != nil {
+				if err := b.verifyTransaction(ctx, img, tp); err != nil {
 					v = txnVerification{err: verificationError(err, req.Version >= firstAbortableProduceVersion)}
+					if tp.Add && errors.Is(err, kerr.ConcurrentTransactions) {
+						v.err = err // Produce v12 answers it as is (KAFKA-18662)
+					}
 				}
 				mu.Lock()
 				out[key] = v

@@ -15,7 +15,7 @@ import (
 // nothing and counts none, as Kafka), BytesIn the batch bytes as they came
 // on the wire.
 func countAppended(topic string, info storage.AppendInfo, wireBytes int, converted bool) {
-	if info.Duplicate {
+	if info.Duplicate || !metrics.Enabled() {
 		return
 	}
 	n := uint64(info.LastOffset - info.BaseOffset + 1)
@@ -36,6 +36,9 @@ func countAppended(topic string, info storage.AppendInfo, wireBytes int, convert
 // counts broker-wide only: names a client makes up must not grow the
 // per-topic counters.
 func countProduce(img *metadata.Image, topic string, err error) {
+	if !metrics.Enabled() {
+		return
+	}
 	var t *metrics.TopicCounters
 	if _, ok := img.Topic(topic); ok {
 		t = metrics.Topic(topic)

@@ -120,7 +120,7 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *server.Request) (
 // group's offsets partition is in the producer's transaction, unless the
 // transaction is already open there, and returns the guard to append with.
 func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, img *metadata.Image, req *kmsg.TxnOffsetCommitRequest, version int16) (storage.VerificationGuard, error) {
-	if !b.cfg.TransactionPartitionVerificationEnable && version < 5 {
+	if version < 5 && !b.verificationEnabled(img) {
 		return storage.NoVerification, nil // v5 adds the partition: always
 	}
 	t, ok := img.Topic(metadata.ConsumerOffsetsTopic)

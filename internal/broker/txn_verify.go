@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,7 @@ import (
 
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/security/clientauth"
 )
 
 // TxnVerifier asks a producer's transaction coordinator whether a partition
@@ -71,14 +73,21 @@ type coordinatorVerifier struct {
 	listener   string // the inter-broker listener name
 	nodeID     int32
 	timeout    time.Duration // request.timeout.ms, bounding one verification
+	security   []kgo.Opt     // the inter-broker listener's TLS and SASL
 
 	mu      sync.Mutex
 	clients map[string]*kgo.Client
 	closed  bool
 }
 
-func newCoordinatorVerifier(partitions int32, listener string, nodeID int32, timeout time.Duration) *coordinatorVerifier {
-	return &coordinatorVerifier{partitions: max(partitions, 1), listener: listener, nodeID: nodeID, timeout: timeout, clients: make(map[string]*kgo.Client)}
+// newCoordinatorVerifier connects to coordinators as sec says (nil:
+// PLAINTEXT), as the replica fetchers connect to leaders.
+func newCoordinatorVerifier(partitions int32, listener string, nodeID int32, timeout time.Duration, sec *clientauth.Security) *coordinatorVerifier {
+	v := &coordinatorVerifier{partitions: max(partitions, 1), listener: listener, nodeID: nodeID, timeout: timeout, clients: make(map[string]*kgo.Client)}
+	if sec != nil {
+		v.security = sec.KgoOpts()
+	}
+	return v
 }
 
 // verifyOnlyVersions pins AddPartitionsToTxn to v4 or above, the first
@@ -99,8 +108,8 @@ func (v *coordinatorVerifier) client(addr string) (*kgo.Client, error) {
 	if cl := v.clients[addr]; cl != nil {
 		return cl, nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.MinVersions(verifyOnlyVersions),
-		kgo.ClientID("vltava-txn-verification-"+strconv.Itoa(int(v.nodeID))))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.MinVersions(verifyOnlyVersions),
+		kgo.ClientID("vltava-txn-verification-" + strconv.Itoa(int(v.nodeID)))}, v.security...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -227,4 +236,71 @@ func verificationProduceError(err error) error {
 		return fmt.Errorf("%w: the transaction could not be verified: %v", kerr.NotEnoughReplicas, err)
 	}
 	return err
+}
+
+// verificationSetting is transaction.partition.verification.enable as one
+// image has it.
+type verificationSetting struct {
+	img *metadata.Image
+	on  bool
+}
+
+// verificationEnabled is transaction.partition.verification.enable in
+// effect on this broker: its own dynamic config, then the cluster-wide
+// dynamic default, then server.properties, as Kafka's
+// DynamicProducerStateManagerConfig changes it at run time. It is read
+// once per image (the configs copied out of it), not per produce.
+func (b *Broker) verificationEnabled(img *metadata.Image) bool {
+	if s := b.verification.Load(); s != nil && s.img == img {
+		return s.on
+	}
+	const key = "transaction.partition.verification.enable"
+	on := b.cfg.TransactionPartitionVerificationEnable
+	for _, layer := range []string{"", strconv.Itoa(int(b.nodeID))} {
+		if v, ok := img.BrokerConfig(layer)[key]; ok {
+			on = strings.EqualFold(strings.TrimSpace(v), "true")
+		}
+	}
+	b.verification.Store(&verificationSetting{img: img, on: on})
+	return on
+}
+
+// addRetry is Kafka 4's server-side retry of the KIP-890 part 2 add while
+// the previous transaction's markers are still being written
+// (KAFKA-18654): add.partitions.to.txn.retry.backoff.ms between attempts,
+// for up to add.partitions.to.txn.retry.backoff.max.ms, never past
+// request.timeout.ms.
+func (b *Broker) addRetry() (backoff, max time.Duration) {
+	backoff = time.Duration(b.cfg.AddPartitionsToTxnRetryBackoffMs) * time.Millisecond
+	max = time.Duration(b.cfg.AddPartitionsToTxnRetryBackoffMaxMs) * time.Millisecond
+	if rt := time.Duration(b.cfg.RequestTimeoutMs) * time.Millisecond; rt > 0 && max > rt {
+		max = rt
+	}
+	return backoff, max
+}
+
+// verifyTransaction verifies (or adds) txn's partition with its
+// coordinator; an add refused with CONCURRENT_TRANSACTIONS (the
+// producer's previous transaction is completing) is tried again for up to
+// add.partitions.to.txn.retry.backoff.max.ms, as Kafka 4 does, instead of
+// failing the produce at once:
+// a client that gets the error retries the batch while its later batches
+// are in flight, and one of those could then open the transaction out of
+// sequence. No lock is held while waiting.
+func (b *Broker) verifyTransaction(ctx context.Context, img *metadata.Image, txn TxnPartition) error {
+	backoff, max := b.addRetry()
+	deadline := time.Now().Add(max)
+	for {
+		err := b.txnVerifier.VerifyTransaction(ctx, img, txn)
+		if err == nil || !txn.Add || !errors.Is(err, kerr.ConcurrentTransactions) || time.Now().Add(backoff).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
 }

@@ -1,8 +1,9 @@
 package broker
 
 // WriteTxnMarkers (key 27), v0-v2: a transaction coordinator ends a
-// transaction on the partitions it touched (KIP-98). Only brokers send it,
-// so it is served on the inter-broker listener only (listener_scope.go).
+// transaction on the partitions it touched (KIP-98). Brokers send it; as
+// in Kafka it is answered on every broker listener, to principals with
+// CLUSTER_ACTION when an authorizer is set (authorize_cluster.go).
 //
 // For each marker and each partition led here, a control batch (commit or
 // abort, with the coordinator's epoch; storage/record.BuildMarkerBatch) is

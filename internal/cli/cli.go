@@ -60,6 +60,7 @@ func Commands() []*cobra.Command {
 		newDumpLogCommand(),
 		newFeaturesCommand(),
 		newACLsCommand(),
+		newDelegationTokensCommand(),
 		newTransactionsCommand(),
 		newVerifyCommand(),
 	}
@@ -68,7 +69,7 @@ func Commands() []*cobra.Command {
 	}
 	// connect talks to the cluster through its worker config, or to a
 	// worker's REST API (--connect-url): no global client flags.
-	return append(cmds, newConnectCommand())
+	return append(cmds, newConnectCommand(), newMirrorCommand())
 }
 
 // globals holds the flags shared by every client command.

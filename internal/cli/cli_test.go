@@ -79,7 +79,7 @@ func TestClientProps(t *testing.T) {
 				return err == nil && s.Mechanism == "SCRAM-SHA-512" && s.Username == "alice" && s.Password == "s"
 			}},
 		{"ssl keys", "ssl.truststore.location=/x\n", "", 0, func(p clientProps) bool { return p.security["ssl.truststore.location"] == "/x" }},
-		{"unsupported sasl settings rejected", "sasl.login.callback.handler.class=x\n", "not supported by the vltava CLI", 0, nil},
+		{"unsupported sasl settings rejected", "sasl.client.callback.handler.class=x\n", "not supported by the vltava CLI", 0, nil},
 		{"unknown keys warn", "linger.ms=5\nretries=3\n", "", 1, nil},
 		{"bad timeout", "request.timeout.ms=soon\n", "positive number", 0, nil},
 		{"malformed line", "just words\n", "expected key=value", 0, nil},

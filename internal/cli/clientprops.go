@@ -22,8 +22,9 @@ type clientProps struct {
 	clientID       string
 	requestTimeout time.Duration // request.timeout.ms
 	dialTimeout    time.Duration // socket.connection.setup.timeout.ms
-	// security holds security.protocol, ssl.*, sasl.mechanism and
-	// sasl.jaas.config, read by clientauth when the command connects.
+	// security holds security.protocol, ssl.*, sasl.mechanism,
+	// sasl.jaas.config and the OAUTHBEARER and GSSAPI client keys
+	// (saslExtKeys), read by clientauth when the command connects.
 	security map[string]string
 }
 
@@ -158,7 +159,7 @@ func (p *clientProps) set(k, v string) (bool, error) {
 		// Used unless --bootstrap-server (or the environment) names the
 		// cluster: Kafka's tools let the flag win over the file.
 		p.bootstrap = v
-	case k == "security.protocol", k == "sasl.mechanism", k == "sasl.jaas.config", securityTLSKeys[k]:
+	case k == "security.protocol", k == "sasl.mechanism", k == "sasl.jaas.config", securityTLSKeys[k], saslExtKeys[k]:
 		if p.security == nil {
 			p.security = map[string]string{}
 		}

@@ -185,7 +185,7 @@ func TestProducerPropsFlagsWin(t *testing.T) {
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "buffer.memory") {
 		t.Errorf("warnings %v", warnings)
 	}
-	if _, err := applyProducerProps([][2]string{{"sasl.oauthbearer.token.endpoint.url", "http://x"}}, &s, &p, changed); err == nil {
+	if _, err := applyProducerProps([][2]string{{"sasl.client.callback.handler.class", "x"}}, &s, &p, changed); err == nil {
 		t.Error("an unsupported SASL setting accepted")
 	}
 }

@@ -43,14 +43,16 @@ func newVerifyCommand() *cobra.Command {
 	o := &verifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check a cluster keeps every acknowledged record: lost, duplicated, reordered, aborted-read, offset-mismatch",
+		Short: "Check a cluster keeps every acknowledged record: lost, duplicated, int/ext-nonmonotonic, aborted-read, offset-mismatch",
 		Long: `Produce with N idempotent (or transactional) producers with acks=all,
 keep every acknowledgement, then read the topic back (read_committed) and
 report what the cluster got wrong, as Jepsen's Kafka checker does:
 
   lost             acknowledged (or committed) but never read back
   duplicated       read more than once
-  reordered        a producer's records in a partition out of send order
+  int-nonmonotonic within one poll, a partition's offsets go backwards or a
+                   producer's records in a partition come out of send order
+  ext-nonmonotonic the same across polls
   aborted-read     a record of an aborted transaction was read
   offset-mismatch  read at another partition or offset than acknowledged
 
@@ -109,13 +111,13 @@ func (o *verifyOptions) validate() error {
 // verifyHistory collects acknowledgements from the producer goroutines.
 type verifyHistory struct {
 	mu   sync.Mutex // guards acks
-	acks []verifyAck
+	acks []VerifyAck
 
 	acked, failed atomic.Int64
 	firstErr      atomic.Pointer[error]
 }
 
-func (h *verifyHistory) ack(a ...verifyAck) {
+func (h *verifyHistory) ack(a ...VerifyAck) {
 	h.mu.Lock()
 	h.acks = append(h.acks, a...)
 	h.mu.Unlock()
@@ -200,15 +202,15 @@ func (o *verifyOptions) run(in *invocation) error {
 	if err != nil {
 		return err
 	}
-	res := checkHistory(h.acks, reads)
-	rep := verifyReport{Topic: o.topic, Producers: o.producers, Sent: o.records, Failed: h.failed.Load(), Kills: killed, verifyResult: res}
+	res := CheckHistory(h.acks, reads)
+	rep := verifyReport{Topic: o.topic, Producers: o.producers, Sent: o.records, Failed: h.failed.Load(), Kills: killed, VerifyResult: res}
 	if e := h.firstErr.Load(); e != nil {
 		rep.FirstError = (*e).Error()
 	}
 	if err := rep.print(in.stdout, in.json); err != nil {
 		return err
 	}
-	if !res.ok() {
+	if !res.OK() {
 		return fmt.Errorf("%d anomalies found", len(res.Anomalies))
 	}
 	return nil
@@ -275,7 +277,7 @@ func (o *verifyOptions) produce(ctx context.Context, in *invocation, p int, part
 					h.fail(1, err)
 					return
 				}
-				h.ack(verifyAck{Producer: p, Seq: s, Partition: r.Partition, Offset: r.Offset})
+				h.ack(VerifyAck{Producer: p, Seq: s, Partition: r.Partition, Offset: r.Offset})
 			})
 		}
 		inflight.Wait()
@@ -307,14 +309,14 @@ func (o *verifyOptions) produce(ctx context.Context, in *invocation, p int, part
 			h.fail(len(batch), err)
 			continue
 		}
-		var acks []verifyAck
+		var acks []VerifyAck
 		for _, r := range results {
 			// Results come in completion order: the record says which it is.
 			_, s, ok := parseVerifyValue(r.Record.Value)
 			if r.Err != nil || !ok {
 				continue
 			}
-			acks = append(acks, verifyAck{Producer: p, Seq: s, Partition: r.Record.Partition, Offset: r.Record.Offset, Aborted: abort})
+			acks = append(acks, VerifyAck{Producer: p, Seq: s, Partition: r.Record.Partition, Offset: r.Record.Offset, Aborted: abort})
 		}
 		if abort && results.FirstErr() != nil {
 			h.fail(len(batch)-len(acks), results.FirstErr())
@@ -326,7 +328,7 @@ func (o *verifyOptions) produce(ctx context.Context, in *invocation, p int, part
 
 // readBack reads every partition from where it ended before the run to
 // where it ends now, with read_committed.
-func (o *verifyOptions) readBack(ctx context.Context, in *invocation, adm *kadm.Client, partitions int32, start kadm.ListedOffsets) ([]verifyRead, error) {
+func (o *verifyOptions) readBack(ctx context.Context, in *invocation, adm *kadm.Client, partitions int32, start kadm.ListedOffsets) ([]VerifyRead, error) {
 	end, err := adm.ListEndOffsets(ctx, o.topic)
 	if err != nil {
 		return nil, err
@@ -359,7 +361,8 @@ func (o *verifyOptions) readBack(ctx context.Context, in *invocation, adm *kadm.
 	rctx, cancel := context.WithTimeout(ctx, o.readTimeout)
 	defer cancel()
 	next := map[int32]int64{}
-	var reads []verifyRead
+	var reads []VerifyRead
+	poll := 0
 	done := func() bool {
 		for p, e := range want {
 			if next[p] < e {
@@ -370,6 +373,7 @@ func (o *verifyOptions) readBack(ctx context.Context, in *invocation, adm *kadm.
 	}
 	for !done() {
 		fs := cl.PollFetches(rctx)
+		poll++
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -385,7 +389,7 @@ func (o *verifyOptions) readBack(ctx context.Context, in *invocation, adm *kadm.
 				return
 			}
 			if p, s, ok := parseVerifyValue(r.Value); ok {
-				reads = append(reads, verifyRead{Producer: p, Seq: s, Partition: r.Partition, Offset: r.Offset})
+				reads = append(reads, VerifyRead{Producer: p, Seq: s, Partition: r.Partition, Offset: r.Offset, Poll: poll})
 			}
 		})
 		// Under read_committed, aborted records and control batches
@@ -475,7 +479,7 @@ type verifyReport struct {
 	Failed     int64  `json:"failed"`
 	Kills      int    `json:"kills"`
 	FirstError string `json:"first_error,omitempty"`
-	*verifyResult
+	*VerifyResult
 }
 
 func (r *verifyReport) print(w io.Writer, asJSON bool) error {

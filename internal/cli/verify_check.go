@@ -7,12 +7,16 @@ import (
 
 // The consistency check of `vltava verify`, as Jepsen's Kafka checker reads
 // a history: what producers were told (acknowledgements, and which
-// transactions aborted) against what a reader found in the log.
+// transactions aborted) against what a reader found in the log. The
+// cluster tests check their exactly-once pipelines with it too.
 
-// verifyAck is one acknowledged record: producer p's seq-th record, placed
-// at partition/offset. Aborted marks a record of an aborted transaction
-// (acknowledged by the broker, then rolled back).
-type verifyAck struct {
+// VerifyAck is one record that must be read exactly once: producer p's
+// seq-th record, acknowledged at partition/offset. Offset -1 means its
+// place is not known (a pipeline's input, written again by a transform),
+// so only its presence, uniqueness and order are checked. Aborted marks a
+// record of an aborted transaction (acknowledged by the broker, then
+// rolled back), which must never be read.
+type VerifyAck struct {
 	Producer  int
 	Seq       int64
 	Partition int32
@@ -20,16 +24,23 @@ type verifyAck struct {
 	Aborted   bool
 }
 
-// verifyRead is one record read back, in log order per partition.
-type verifyRead struct {
+// VerifyRead is one record read back, in the order the reader received
+// it. Poll numbers the reader's polls (fetches): the order checks tell an
+// order broken within one poll from one broken across polls. Aborted
+// marks a record whose writer knows its transaction aborted (when the same
+// producer and seq may be written by several transactions, as a pipeline
+// retrying its input does).
+type VerifyRead struct {
 	Producer  int
 	Seq       int64
 	Partition int32
 	Offset    int64
+	Poll      int
+	Aborted   bool
 }
 
-// verifyAnomaly is one problem found, named as Jepsen's checker does.
-type verifyAnomaly struct {
+// VerifyAnomaly is one problem found, named as Jepsen's checker does.
+type VerifyAnomaly struct {
 	Kind      string `json:"kind"`
 	Producer  int    `json:"producer"`
 	Seq       int64  `json:"seq"`
@@ -40,18 +51,30 @@ type verifyAnomaly struct {
 
 // Anomaly kinds.
 const (
-	anomalyLost           = "lost"            // acknowledged (committed) but never read
-	anomalyDuplicated     = "duplicated"      // read more than once
-	anomalyReordered      = "reordered"       // a producer's records in a partition out of send order
-	anomalyAbortedRead    = "aborted-read"    // a record of an aborted transaction was read
-	anomalyOffsetMismatch = "offset-mismatch" // read at another partition/offset than acknowledged
+	// AnomalyLost: acknowledged (committed) but never read.
+	AnomalyLost = "lost"
+	// AnomalyDuplicated: read more than once.
+	AnomalyDuplicated = "duplicated"
+	// AnomalyIntNonMonotonic: within one poll, a partition's offsets go
+	// backwards, or a producer's records in a partition come out of
+	// send order.
+	AnomalyIntNonMonotonic = "int-nonmonotonic"
+	// AnomalyExtNonMonotonic: the same across polls: a poll returns a
+	// partition's records before (in offset or send order) what an
+	// earlier poll returned.
+	AnomalyExtNonMonotonic = "ext-nonmonotonic"
+	// AnomalyAbortedRead: a record of an aborted transaction was read.
+	AnomalyAbortedRead = "aborted-read"
+	// AnomalyOffsetMismatch: read at another partition/offset than
+	// acknowledged.
+	AnomalyOffsetMismatch = "offset-mismatch"
 )
 
 // verifyKinds is the report's row order.
-var verifyKinds = []string{anomalyLost, anomalyDuplicated, anomalyReordered, anomalyAbortedRead, anomalyOffsetMismatch}
+var verifyKinds = []string{AnomalyLost, AnomalyDuplicated, AnomalyIntNonMonotonic, AnomalyExtNonMonotonic, AnomalyAbortedRead, AnomalyOffsetMismatch}
 
-// verifyResult is the checker's outcome.
-type verifyResult struct {
+// VerifyResult is the checker's outcome.
+type VerifyResult struct {
 	Acknowledged int64 `json:"acknowledged"`
 	Aborted      int64 `json:"aborted"`
 	Read         int64 `json:"read"`
@@ -60,17 +83,17 @@ type verifyResult struct {
 	// they are not anomalies.
 	Unacknowledged int64            `json:"unacknowledged"`
 	Counts         map[string]int64 `json:"counts"`
-	Anomalies      []verifyAnomaly  `json:"anomalies"`
+	Anomalies      []VerifyAnomaly  `json:"anomalies"`
 }
 
-// ok reports whether no anomaly was found.
-func (r *verifyResult) ok() bool { return len(r.Anomalies) == 0 }
+// OK reports whether no anomaly was found.
+func (r *VerifyResult) OK() bool { return len(r.Anomalies) == 0 }
 
 // maxListedAnomalies bounds the anomalies kept in the report; the counts
 // are always complete.
 const maxListedAnomalies = 1000
 
-func (r *verifyResult) add(a verifyAnomaly) {
+func (r *VerifyResult) add(a VerifyAnomaly) {
 	r.Counts[a.Kind]++
 	if len(r.Anomalies) < maxListedAnomalies {
 		r.Anomalies = append(r.Anomalies, a)
@@ -82,14 +105,14 @@ type verifyKey struct {
 	seq      int64
 }
 
-// checkHistory compares the acknowledgements with the records read.
-// reads must be in log order within each partition.
-func checkHistory(acks []verifyAck, reads []verifyRead) *verifyResult {
-	r := &verifyResult{Counts: map[string]int64{}}
+// CheckHistory compares the acknowledgements with the records read, in
+// the order the reader received them.
+func CheckHistory(acks []VerifyAck, reads []VerifyRead) *VerifyResult {
+	r := &VerifyResult{Counts: map[string]int64{}}
 	for _, k := range verifyKinds {
 		r.Counts[k] = 0
 	}
-	acked := make(map[verifyKey]verifyAck, len(acks))
+	acked := make(map[verifyKey]VerifyAck, len(acks))
 	for _, a := range acks {
 		acked[verifyKey{a.Producer, a.Seq}] = a
 		if a.Aborted {
@@ -99,39 +122,58 @@ func checkHistory(acks []verifyAck, reads []verifyRead) *verifyResult {
 		}
 	}
 	seen := make(map[verifyKey]int, len(reads))
-	// last seq read per (producer, partition), for the order check.
+	// The last record read per (producer, partition), for the send order,
+	// and per partition, for the offset order.
 	type pp struct {
 		producer  int
 		partition int32
 	}
-	lastSeq := map[pp]int64{}
+	type last struct {
+		seq, offset int64
+		poll        int
+	}
+	lastSeq := map[pp]last{}
+	lastOffset := map[int32]last{}
+	order := func(rd VerifyRead, prevPoll int, detail string) {
+		kind := AnomalyExtNonMonotonic
+		if prevPoll == rd.Poll {
+			kind = AnomalyIntNonMonotonic
+		}
+		r.add(VerifyAnomaly{Kind: kind, Producer: rd.Producer, Seq: rd.Seq, Partition: rd.Partition, Offset: rd.Offset, Detail: detail})
+	}
 	for _, rd := range reads {
 		r.Read++
 		k := verifyKey{rd.Producer, rd.Seq}
 		seen[k]++
 		a, wasAcked := acked[k]
 		if seen[k] == 2 {
-			r.add(verifyAnomaly{Kind: anomalyDuplicated, Producer: rd.Producer, Seq: rd.Seq, Partition: rd.Partition, Offset: rd.Offset})
+			r.add(VerifyAnomaly{Kind: AnomalyDuplicated, Producer: rd.Producer, Seq: rd.Seq, Partition: rd.Partition, Offset: rd.Offset})
 		}
 		switch {
+		case rd.Aborted || wasAcked && a.Aborted:
+			r.add(VerifyAnomaly{Kind: AnomalyAbortedRead, Producer: rd.Producer, Seq: rd.Seq, Partition: rd.Partition, Offset: rd.Offset})
 		case !wasAcked:
 			r.Unacknowledged++
-		case a.Aborted:
-			r.add(verifyAnomaly{Kind: anomalyAbortedRead, Producer: rd.Producer, Seq: rd.Seq, Partition: rd.Partition, Offset: rd.Offset})
-		case seen[k] == 1 && (a.Partition != rd.Partition || a.Offset != rd.Offset):
-			r.add(verifyAnomaly{Kind: anomalyOffsetMismatch, Producer: rd.Producer, Seq: rd.Seq, Partition: rd.Partition, Offset: rd.Offset,
+		case seen[k] == 1 && a.Offset >= 0 && (a.Partition != rd.Partition || a.Offset != rd.Offset):
+			r.add(VerifyAnomaly{Kind: AnomalyOffsetMismatch, Producer: rd.Producer, Seq: rd.Seq, Partition: rd.Partition, Offset: rd.Offset,
 				Detail: fmt.Sprintf("acknowledged at partition %d offset %d", a.Partition, a.Offset)})
 		}
-		key := pp{rd.Producer, rd.Partition}
-		if prev, ok := lastSeq[key]; ok && rd.Seq < prev && seen[k] == 1 {
-			r.add(verifyAnomaly{Kind: anomalyReordered, Producer: rd.Producer, Seq: rd.Seq, Partition: rd.Partition, Offset: rd.Offset,
-				Detail: fmt.Sprintf("after seq %d of the same producer", prev)})
+		if prev, ok := lastOffset[rd.Partition]; ok && rd.Offset <= prev.offset {
+			order(rd, prev.poll, fmt.Sprintf("offset after offset %d of poll %d", prev.offset, prev.poll))
 		}
-		if rd.Seq > lastSeq[key] || !hasKey(lastSeq, key) {
-			lastSeq[key] = rd.Seq
+		if prev, ok := lastOffset[rd.Partition]; !ok || rd.Offset > prev.offset {
+			lastOffset[rd.Partition] = last{offset: rd.Offset, poll: rd.Poll}
+		}
+		key := pp{rd.Producer, rd.Partition}
+		prev, ok := lastSeq[key]
+		if ok && rd.Seq < prev.seq && seen[k] == 1 {
+			order(rd, prev.poll, fmt.Sprintf("after seq %d of the same producer, read in poll %d", prev.seq, prev.poll))
+		}
+		if !ok || rd.Seq > prev.seq {
+			lastSeq[key] = last{seq: rd.Seq, poll: rd.Poll}
 		}
 	}
-	var lost []verifyAck
+	var lost []VerifyAck
 	for k, a := range acked {
 		if !a.Aborted && seen[k] == 0 {
 			lost = append(lost, a)
@@ -144,12 +186,7 @@ func checkHistory(acks []verifyAck, reads []verifyRead) *verifyResult {
 		return lost[i].Seq < lost[j].Seq
 	})
 	for _, a := range lost {
-		r.add(verifyAnomaly{Kind: anomalyLost, Producer: a.Producer, Seq: a.Seq, Partition: a.Partition, Offset: a.Offset})
+		r.add(VerifyAnomaly{Kind: AnomalyLost, Producer: a.Producer, Seq: a.Seq, Partition: a.Partition, Offset: a.Offset})
 	}
 	return r
-}
-
-func hasKey[K comparable, V any](m map[K]V, k K) bool {
-	_, ok := m[k]
-	return ok
 }

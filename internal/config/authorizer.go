@@ -55,6 +55,11 @@ func (b *Broker) fillAuthorizer() error {
 	b.AuthorizerClassName = strings.TrimSpace(str("authorizer.class.name"))
 	b.SuperUsers = splitSuperUsers(str("super.users"))
 	b.AllowEveryoneIfNoACLFound = parseBool(str("allow.everyone.if.no.acl.found"))
+	b.DelegationTokenSecretKey = str("delegation.token.secret.key")
+	b.DelegationTokenMasterKey = str("delegation.token.master.key")
+	b.DelegationTokenMaxLifetimeMs = parseInt(str("delegation.token.max.lifetime.ms"))
+	b.DelegationTokenExpiryTimeMs = parseInt(str("delegation.token.expiry.time.ms"))
+	b.DelegationTokenExpiryCheckIntervalMs = parseInt(str("delegation.token.expiry.check.interval.ms"))
 	if v, set := p["early.start.listeners"]; set {
 		b.EarlyStartListeners = upperAll(splitList(v))
 		for _, name := range b.EarlyStartListeners {

@@ -48,6 +48,16 @@ type Broker struct {
 	NumIOThreads                 int32 `config:"num.io.threads"`
 	BackgroundThreads            int32 `config:"background.threads"`
 	RequestTimeoutMs             int32 `config:"request.timeout.ms"`
+	// Tiered storage (internal/tiered). RemoteStorageConfig holds the
+	// rsm.config.* keys with the prefix removed.
+	RemoteLogStorageSystemEnable     bool   `config:"remote.log.storage.system.enable"`
+	RemoteLogStorageManagerClassName string `config:"remote.log.storage.manager.class.name"`
+	RemoteLogManagerTaskIntervalMs   int64  `config:"remote.log.manager.task.interval.ms"`
+	RemoteFetchMaxWaitMs             int32  `config:"remote.fetch.max.wait.ms"`
+	RemoteLogMetadataTopicPartitions int32  `config:"rlmm.config.remote.log.metadata.topic.num.partitions"`
+	RemoteLogMetadataTopicRF         int16  `config:"rlmm.config.remote.log.metadata.topic.replication.factor"`
+	RemoteLogMetadataTopicRetention  int64  `config:"rlmm.config.remote.log.metadata.topic.retention.ms"`
+	RemoteStorageConfig              map[string]string
 	// Client quota windows (internal/security/quota).
 	QuotaWindowNum                   int32 `config:"quota.window.num"`
 	QuotaWindowSizeSeconds           int32 `config:"quota.window.size.seconds"`
@@ -163,6 +173,8 @@ type Broker struct {
 	TransactionAbortTimedOutCleanupIntervalMs int32 `config:"transaction.abort.timed.out.transaction.cleanup.interval.ms"`
 	TransactionRemoveExpiredCleanupIntervalMs int32 `config:"transaction.remove.expired.transaction.cleanup.interval.ms"`
 	TransactionPartitionVerificationEnable    bool  `config:"transaction.partition.verification.enable"`
+	AddPartitionsToTxnRetryBackoffMs          int32 `config:"add.partitions.to.txn.retry.backoff.ms"`
+	AddPartitionsToTxnRetryBackoffMaxMs       int32 `config:"add.partitions.to.txn.retry.backoff.max.ms"`
 	ProducerIDExpirationMs                    int32 `config:"producer.id.expiration.ms"`
 	ProducerIDExpirationCheckIntervalMs       int32 `config:"producer.id.expiration.check.interval.ms"`
 
@@ -171,9 +183,18 @@ type Broker struct {
 	SuperUsers                []string `config:"super.users"`
 	AllowEveryoneIfNoACLFound bool     `config:"allow.everyone.if.no.acl.found"`
 	EarlyStartListeners       []string `config:"early.start.listeners"`
+
+	// Delegation tokens (KIP-48); the master key is the deprecated name of
+	// the secret key.
+	DelegationTokenSecretKey             string `config:"delegation.token.secret.key"`
+	DelegationTokenMasterKey             string `config:"delegation.token.master.key"`
+	DelegationTokenMaxLifetimeMs         int64  `config:"delegation.token.max.lifetime.ms"`
+	DelegationTokenExpiryTimeMs          int64  `config:"delegation.token.expiry.time.ms"`
+	DelegationTokenExpiryCheckIntervalMs int64  `config:"delegation.token.expiry.check.interval.ms"`
 	// Observability (Vltava's own keys, observability.go).
 	AdminListeners                     []HTTPListener `config:"admin.listeners"`
 	AdminPprofEnable                   bool           `config:"admin.pprof.enable"`
+	MetricsEnable                      bool           `config:"metrics.enable"`
 	MetricsPartitionLevel              string         `config:"metrics.partition.level"` // partition, topic or broker
 	MetricsConsumerLagSampleIntervalMs int64          `config:"metrics.consumer.lag.sample.interval.ms"`
 	LogFormat                          string         `config:"log.format"` // text or json
@@ -182,6 +203,15 @@ type Broker struct {
 	TelemetrySubscriptionMetrics       []string       `config:"telemetry.subscription.metrics"`
 	TelemetrySubscriptionIntervalMs    int32          `config:"telemetry.subscription.interval.ms"`
 	TelemetryMaxBytes                  int32          `config:"telemetry.max.bytes"`
+	// REST Proxy (Vltava's own keys, rest.go).
+	RestListeners                 []HTTPListener `config:"rest.listeners"`
+	RestAuthenticationMethod      string         `config:"rest.authentication.method"`
+	RestClientSASLMechanism       string         `config:"rest.client.sasl.mechanism"`
+	RestConsumerInstanceTimeoutMs int64          `config:"rest.consumer.instance.timeout.ms"`
+	RestConsumerRequestTimeoutMs  int64          `config:"rest.consumer.request.timeout.ms"`
+	RestConsumerRequestMaxBytes   int64          `config:"rest.consumer.request.max.bytes"`
+	RestMaxRequestBytes           int64          `config:"rest.max.request.bytes"`
+	RestSchemaRegistryURL         string         `config:"rest.schema.registry.url"`
 
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
@@ -363,6 +393,19 @@ func (b *Broker) fill() error {
 	b.ReplicaAlterLogDirsIOMaxBytesPerSecond = i64("replica.alter.log.dirs.io.max.bytes.per.second")
 	b.NumPartitions = i32("num.partitions")
 	b.DefaultReplicationFactor = i16("default.replication.factor")
+	b.RemoteLogStorageSystemEnable = boolean("remote.log.storage.system.enable")
+	b.RemoteLogStorageManagerClassName = str("remote.log.storage.manager.class.name")
+	b.RemoteLogManagerTaskIntervalMs = i64("remote.log.manager.task.interval.ms")
+	b.RemoteFetchMaxWaitMs = i32("remote.fetch.max.wait.ms")
+	b.RemoteLogMetadataTopicPartitions = i32("rlmm.config.remote.log.metadata.topic.num.partitions")
+	b.RemoteLogMetadataTopicRF = i16("rlmm.config.remote.log.metadata.topic.replication.factor")
+	b.RemoteLogMetadataTopicRetention = i64("rlmm.config.remote.log.metadata.topic.retention.ms")
+	b.RemoteStorageConfig = map[string]string{}
+	for k, v := range p {
+		if rest, ok := strings.CutPrefix(k, "rsm.config."); ok {
+			b.RemoteStorageConfig[rest] = v
+		}
+	}
 	b.AutoCreateTopicsEnable = boolean("auto.create.topics.enable")
 	b.DeleteTopicEnable = boolean("delete.topic.enable")
 	b.MessageMaxBytes = i32("message.max.bytes")
@@ -457,11 +500,14 @@ func (b *Broker) fill() error {
 	b.TransactionAbortTimedOutCleanupIntervalMs = i32("transaction.abort.timed.out.transaction.cleanup.interval.ms")
 	b.TransactionRemoveExpiredCleanupIntervalMs = i32("transaction.remove.expired.transaction.cleanup.interval.ms")
 	b.TransactionPartitionVerificationEnable = boolean("transaction.partition.verification.enable")
+	b.AddPartitionsToTxnRetryBackoffMs = i32("add.partitions.to.txn.retry.backoff.ms")
+	b.AddPartitionsToTxnRetryBackoffMaxMs = i32("add.partitions.to.txn.retry.backoff.max.ms")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
 	if err := b.fillObservability(str); err != nil {
 		return err
 	}
+	b.fillRest(str)
 
 	// log.dirs wins over log.dir; Vltava's ./data default applies only when
 	// neither is set.

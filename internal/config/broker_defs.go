@@ -28,9 +28,10 @@ var VltavaDefaults = map[string]string{
 // keeps Kafka's defaults, so __consumer_offsets is never silently cut to one
 // replica there.
 var singleNodeDefaults = map[string]string{
-	"offsets.topic.replication.factor":         "1",
-	"transaction.state.log.replication.factor": "1",
-	"transaction.state.log.min.isr":            "1",
+	"offsets.topic.replication.factor":                         "1",
+	"transaction.state.log.replication.factor":                 "1",
+	"transaction.state.log.min.isr":                            "1",
+	"rlmm.config.remote.log.metadata.topic.replication.factor": "1",
 }
 
 // defaultProtocolMap is Kafka's default listener.security.protocol.map: every
@@ -68,7 +69,7 @@ var brokerDefList = []Def{
 	def("metadata.log.max.record.bytes.between.snapshots", Long, "20971520", "Bytes of new metadata records after which a snapshot is written.", atLeast(1)),
 	def("metadata.log.max.snapshot.interval.ms", Long, "3600000", "Longest time between metadata snapshots when there are new records (0 disables).", atLeast(0)),
 	def("eligible.leader.replicas.enable", Boolean, "false", "Enable eligible leader replicas (KIP-966)."),
-	def("sasl.mechanism.controller.protocol", String, "GSSAPI", "SASL mechanism used to talk to controllers."),
+	def("sasl.mechanism.controller.protocol", String, "GSSAPI", "SASL mechanism used to talk to controllers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI, logged in with the controller listener's <mechanism>.sasl.jaas.config."),
 
 	// Network.
 	def("listeners", String, "PLAINTEXT://127.0.0.1:9092", "Comma-separated NAME://host:port endpoints to listen on (Vltava default: loopback only).", custom("NAME://host:port,...", validateListenerList)),
@@ -112,8 +113,13 @@ var brokerDefList = []Def{
 	def("authorizer.class.name", String, "", "Authorizer implementation: org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer, the same ACL semantics), ACLs kept in the metadata log; empty disables authorization.", custom("StandardAuthorizer class name, or empty", validateAuthorizerClass)),
 	def("super.users", String, noDefault, "Principals allowed every operation, separated by semicolons (User:admin;User:CN=broker,O=acme).", custom("Type:Name;Type:Name...", validateSuperUsers)),
 	def("allow.everyone.if.no.acl.found", Boolean, "false", "Allow an operation on a resource no ACL matches (StandardAuthorizer)."),
+	def("delegation.token.secret.key", Password, noDefault, "Secret that signs delegation tokens (HMAC-SHA512 of the token id), the same on every node; without it delegation tokens are disabled (DELEGATION_TOKEN_AUTH_DISABLED)."),
+	def("delegation.token.master.key", Password, noDefault, "Deprecated name of delegation.token.secret.key, used when that is not set."),
+	def("delegation.token.max.lifetime.ms", Long, "604800000", "Longest life of a delegation token: it cannot be renewed beyond this after its creation.", atLeast(1)),
+	def("delegation.token.expiry.time.ms", Long, "86400000", "How long a delegation token lives unless renewed, and the longest renewal.", atLeast(1)),
+	def("delegation.token.expiry.check.interval.ms", Long, "3600000", "Interval at which the active controller removes expired delegation tokens.", atLeast(1)),
 	def("sasl.enabled.mechanisms", List, "GSSAPI", "SASL mechanisms enabled on the broker."),
-	def("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", "SASL mechanism used for broker-to-broker traffic."),
+	def("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", "SASL mechanism used for broker-to-broker traffic: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI, logged in with the inter-broker listener's <mechanism>.sasl.jaas.config."),
 	def("sasl.jaas.config", Password, noDefault, "JAAS login context configuration for SASL connections."),
 	def("ssl.keystore.type", String, "JKS", "File format of the key store."),
 	def("ssl.keystore.location", String, noDefault, "Path of the key store file."),
@@ -130,6 +136,8 @@ var brokerDefList = []Def{
 	def("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", "TLS protocol versions enabled for connections."),
 	def("ssl.cipher.suites", List, "", "Enabled cipher suites; empty means all supported."),
 	def("ssl.endpoint.identification.algorithm", String, "https", "Server host name verification algorithm; empty disables it."),
+	def("ssl.allow.dn.changes", Boolean, "false", "Whether a dynamic update of a listener's key store may bring a certificate with another subject distinguished name (KIP-978); refused with INVALID_CONFIG otherwise."),
+	def("ssl.allow.san.changes", Boolean, "false", "Whether a dynamic update of a listener's key store may bring a certificate with other subject alternative names (KIP-978); refused with INVALID_CONFIG otherwise."),
 	def("ssl.principal.mapping.rules", String, "DEFAULT", "Rules mapping a TLS client certificate's distinguished name to a principal name (RULE:pattern/replacement/[LU], DEFAULT)."),
 
 	// Log defaults and log manager.
@@ -181,7 +189,18 @@ var brokerDefList = []Def{
 	def("unclean.leader.election.enable", Boolean, "false", "Allow out-of-sync replicas to become leader as a last resort."),
 	def("create.topic.policy.class.name", Class, noDefault, "CreateTopicPolicy plugin validating topic creation."),
 	def("alter.config.policy.class.name", Class, noDefault, "AlterConfigPolicy plugin validating config changes."),
-	def("remote.log.storage.system.enable", Boolean, "false", "Enable tiered storage on the broker (unsupported by Vltava)."),
+	// Tiered storage (KIP-405; internal/tiered).
+	def("remote.log.storage.system.enable", Boolean, "false", "Enable tiered storage on the broker: topics with remote.storage.enable copy rolled segments to the remote store."),
+	def("remote.log.storage.manager.class.name", Class, noDefault, "The remote storage manager; Vltava has an S3 one built in, configured under rsm.config."),
+	def("remote.log.metadata.manager.class.name", Class, "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager", "The remote log metadata manager: remote segment metadata in the __remote_log_metadata topic."),
+	def("remote.log.storage.manager.impl.prefix", String, "rsm.config.", "Prefix of the remote storage manager's settings."),
+	def("remote.log.metadata.manager.impl.prefix", String, "rlmm.config.", "Prefix of the remote log metadata manager's settings."),
+	def("remote.log.manager.task.interval.ms", Long, "30000", "Interval of the remote log manager's copy and expiry tasks.", atLeast(1)),
+	def("remote.log.manager.thread.pool.size", Int, "2", "Threads copying and expiring remote segments.", atLeast(1)),
+	def("remote.fetch.max.wait.ms", Int, "500", "Longest a fetch served from the remote tier waits for it.", atLeast(1)),
+	def("rlmm.config.remote.log.metadata.topic.num.partitions", Int, "50", "Partitions of __remote_log_metadata.", atLeast(1)),
+	def("rlmm.config.remote.log.metadata.topic.replication.factor", Short, "3", "Replication factor of __remote_log_metadata.", atLeast(1)),
+	def("rlmm.config.remote.log.metadata.topic.retention.ms", Long, "-1", "Retention of __remote_log_metadata (-1: forever).", atLeast(-1)),
 
 	// Log cleaner.
 	def("log.cleaner.enable", Boolean, "true", "Run the log cleaner, needed for compacted topics."),
@@ -257,6 +276,8 @@ var brokerDefList = []Def{
 	def("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "How often timed-out transactions are rolled back.", atLeast(1)),
 	def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "How often expired transactional ids are removed.", atLeast(1)),
 	def("transaction.partition.verification.enable", Boolean, "true", "Verify a partition was added to a transaction before writing to it (KIP-890)."),
+	def("add.partitions.to.txn.retry.backoff.ms", Int, "20", "Pause before a partition leader asks the transaction coordinator again to add a partition it refused with CONCURRENT_TRANSACTIONS (the previous transaction completing; transaction.version 2).", atLeast(1)),
+	def("add.partitions.to.txn.retry.backoff.max.ms", Int, "100", "How long a partition leader keeps asking the transaction coordinator to add a partition before answering the produce with the error (0: no retry; bounded by request.timeout.ms).", atLeast(0)),
 	def("producer.id.expiration.ms", Int, dayMs, "Idle time after which a producer id's state is dropped by partition leaders.", atLeast(1)),
 	def("producer.id.expiration.check.interval.ms", Int, "600000", "How often expired producer ids are removed.", atLeast(1)),
 
@@ -337,6 +358,7 @@ func init() {
 		}
 	}
 	brokerDefList = append(brokerDefList, observabilityDefs...)
+	brokerDefList = append(brokerDefList, restDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {

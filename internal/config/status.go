@@ -122,15 +122,25 @@ var keyStatus = map[string]Support{
 	"ssl.truststore.certificates":    {Status: Honoured, Dynamic: true},
 
 	// Log manager.
-	"num.recovery.threads.per.data.dir":             defaultOnly("logs are recovered 2×GOMAXPROCS at a time, whatever the number of log directories"),
-	"log.flush.start.offset.checkpoint.interval.ms": defaultOnly("the log-start-offset checkpoint is written with the recovery-point checkpoint, every log.flush.offset.checkpoint.interval.ms"),
-	"log.message.format.version":                    {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
-	"log.dir.failure.timeout.ms":                    defaultOnly("a failed log dir is reported in an immediate heartbeat, retried with every heartbeat; the broker does not shut down when the report is late"),
-	"log.initial.task.delay.ms":                     defaultOnly("the log manager's periodic tasks first run one interval after start-up"),
-	"create.topic.policy.class.name":                defaultOnly(whyPlugin),
-	"client.quota.callback.class":                   defaultOnly(whyPlugin),
-	"alter.config.policy.class.name":                defaultOnly(whyPlugin),
-	"remote.log.storage.system.enable":              defaultOnly(whyTiered),
+	"num.recovery.threads.per.data.dir":                        defaultOnly("logs are recovered 2×GOMAXPROCS at a time, whatever the number of log directories"),
+	"log.flush.start.offset.checkpoint.interval.ms":            defaultOnly("the log-start-offset checkpoint is written with the recovery-point checkpoint, every log.flush.offset.checkpoint.interval.ms"),
+	"log.message.format.version":                               {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
+	"log.dir.failure.timeout.ms":                               defaultOnly("a failed log dir is reported in an immediate heartbeat, retried with every heartbeat; the broker does not shut down when the report is late"),
+	"log.initial.task.delay.ms":                                defaultOnly("the log manager's periodic tasks first run one interval after start-up"),
+	"create.topic.policy.class.name":                           defaultOnly(whyPlugin),
+	"client.quota.callback.class":                              defaultOnly(whyPlugin),
+	"alter.config.policy.class.name":                           defaultOnly(whyPlugin),
+	"remote.log.storage.system.enable":                         {Status: Honoured},
+	"remote.log.storage.manager.class.name":                    {Status: Honoured},
+	"remote.log.metadata.manager.class.name":                   defaultOnly("remote segment metadata is kept in __remote_log_metadata by the built-in manager"),
+	"remote.log.storage.manager.impl.prefix":                   defaultOnly("the remote storage settings are read under rsm.config."),
+	"remote.log.metadata.manager.impl.prefix":                  defaultOnly("the metadata manager's settings are read under rlmm.config."),
+	"remote.log.manager.task.interval.ms":                      {Status: Honoured},
+	"remote.log.manager.thread.pool.size":                      defaultOnly("copies and expiries run on one goroutine per node, one partition at a time"),
+	"remote.fetch.max.wait.ms":                                 {Status: Honoured},
+	"rlmm.config.remote.log.metadata.topic.num.partitions":     {Status: Honoured},
+	"rlmm.config.remote.log.metadata.topic.replication.factor": {Status: Honoured},
+	"rlmm.config.remote.log.metadata.topic.retention.ms":       {Status: Honoured},
 
 	// Quota windows: the replication throttles (internal/replication)
 	// keep Kafka's default, log dir moves have none; the client quotas'
@@ -162,6 +172,7 @@ var keyStatus = map[string]Support{
 	// Groups.
 
 	// Transactions.
+	"transaction.partition.verification.enable": {Status: Honoured, Dynamic: true},
 
 	// SASL mechanisms OAUTHBEARER and GSSAPI: the sasl.oauthbearer.* and
 	// sasl.kerberos.* keys above are honoured (read by
@@ -180,11 +191,11 @@ const whyNoKerberosLogin = "the broker accepts GSSAPI with its keytab alone and 
 // topicKeyStatus classifies the topic keys that are not honoured; every
 // other topic key is.
 var topicKeyStatus = map[string]Support{
-	"local.retention.bytes":        defaultOnly(whyTiered),
-	"local.retention.ms":           defaultOnly(whyTiered),
-	"remote.log.copy.disable":      defaultOnly(whyTiered),
-	"remote.log.delete.on.disable": defaultOnly(whyTiered),
-	"remote.storage.enable":        defaultOnly(whyTiered),
+	"local.retention.bytes":        {Status: Honoured},
+	"local.retention.ms":           {Status: Honoured},
+	"remote.log.copy.disable":      {Status: Honoured},
+	"remote.log.delete.on.disable": defaultOnly("disabling tiered storage on a topic (KIP-950) is not supported yet"),
+	"remote.storage.enable":        {Status: Honoured},
 	"message.format.version":       {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
 	"preallocate":                  defaultOnly("segment files are not preallocated"),
 }
@@ -203,6 +214,11 @@ var methodReaders = map[string][]string{
 // family, authorizer and quota callbacks, metric reporters) must not be
 // silently dropped. "" for any other unknown key.
 func unknownRefusal(name string) string {
+	if _, ok := strings.CutPrefix(name, "admin."); ok {
+		// admin.ssl.provider, admin.authentication.method's cousins:
+		// the admin listener's keys are all defined (httpServiceDefs).
+		return "not a setting of the admin listener (docs/CONFIGURATION.md lists them)"
+	}
 	base := name
 	if rest, ok := strings.CutPrefix(name, "listener.name."); ok {
 		if _, after, ok := strings.Cut(rest, "."); ok {

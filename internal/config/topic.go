@@ -52,6 +52,7 @@ type Topic struct {
 	SegmentMs                   int64   `config:"segment.ms"`
 	UncleanLeaderElectionEnable bool    `config:"unclean.leader.election.enable"`
 	RemoteStorageEnable         bool    `config:"remote.storage.enable"`
+	RemoteLogCopyDisable        bool    `config:"remote.log.copy.disable"`
 	LocalRetentionMs            int64   `config:"local.retention.ms"`
 	LocalRetentionBytes         int64   `config:"local.retention.bytes"`
 	// LeaderThrottledReplicas and FollowerThrottledReplicas are
@@ -109,8 +110,8 @@ func ValidateTopicConfigs(overrides map[string]string) error {
 		}
 	}
 	if v, ok := overrides["remote.storage.enable"]; ok && parseBool(v) {
-		// Kafka rejects this unless remote.log.storage.system.enable is set,
-		// which Vltava does not support.
+		// Kafka rejects this unless remote.log.storage.system.enable is set
+		// (ValidateTopicConfigsFor).
 		return &Error{Code: kerr.InvalidConfig, Message: "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."}
 	}
 	if err := checkTopicSupport(overrides); err != nil {
@@ -136,6 +137,46 @@ func checkCompactionLag(values map[string]string) error {
 	return nil
 }
 
+// ValidateTopicConfigsFor is ValidateTopicConfigs on a broker: with
+// remote.log.storage.system.enable, topics may set remote.storage.enable
+// (not on compacted topics, as Kafka), and local.retention.* may not exceed
+// the topic's retention.*.
+func ValidateTopicConfigsFor(b *Broker, overrides map[string]string) error {
+	v, ok := overrides["remote.storage.enable"]
+	if !ok || !parseBool(v) || b == nil || !b.RemoteLogStorageSystemEnable {
+		return ValidateTopicConfigs(overrides)
+	}
+	if err := topicDefs["remote.storage.enable"].Validate(v); err != nil {
+		return err
+	}
+	rest := make(map[string]string, len(overrides))
+	for k, v := range overrides {
+		if k != "remote.storage.enable" {
+			rest[k] = v
+		}
+	}
+	if err := ValidateTopicConfigs(rest); err != nil {
+		return err
+	}
+	values := topicValues(b, nil, nil, overrides)
+	if strings.Contains(values["cleanup.policy"], "compact") {
+		return &Error{Code: kerr.InvalidConfig, Message: "Remote log storage is unsupported for the compacted topics"}
+	}
+	for _, k := range []string{"ms", "bytes"} {
+		local, total := parseInt(values["local.retention."+k]), parseInt(values["retention."+k])
+		if local != -2 && total != -1 && (local == -1 || local > total) {
+			return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("Invalid value %d for configuration local.retention.%s: Value must not be more than retention.%s property value (%d)", local, k, k, total)}
+		}
+	}
+	return nil
+}
+
+// TopicValidator is ValidateTopicConfigsFor bound to a broker, for the
+// controller's topic rules.
+func TopicValidator(b *Broker) func(map[string]string) error {
+	return func(overrides map[string]string) error { return ValidateTopicConfigsFor(b, overrides) }
+}
+
 // ResolveTopic computes a topic's effective config with Kafka's precedence:
 // topic override > dynamic cluster-default broker config (e.g. log.retention.ms
 // set with AlterConfigs on the default broker resource) > static broker config
@@ -143,7 +184,7 @@ func checkCompactionLag(values map[string]string) error {
 // .hours (and likewise for log.roll.*), after a dynamic value has displaced
 // all its synonyms from the static layer as DynamicBrokerConfig does.
 func ResolveTopic(b *Broker, dynamicBroker map[string]string, overrides map[string]string) (Topic, error) {
-	if err := ValidateTopicConfigs(overrides); err != nil {
+	if err := ValidateTopicConfigsFor(b, overrides); err != nil {
 		return Topic{}, err
 	}
 	values := topicValues(b, nil, dynamicBroker, overrides)
@@ -180,6 +221,7 @@ func ResolveTopic(b *Broker, dynamicBroker map[string]string, overrides map[stri
 		SegmentMs:                   i64("segment.ms"),
 		UncleanLeaderElectionEnable: parseBool(values["unclean.leader.election.enable"]),
 		RemoteStorageEnable:         parseBool(values["remote.storage.enable"]),
+		RemoteLogCopyDisable:        parseBool(values["remote.log.copy.disable"]),
 		LocalRetentionMs:            i64("local.retention.ms"),
 		LocalRetentionBytes:         i64("local.retention.bytes"),
 		LeaderThrottledReplicas:     parseThrottledReplicas(values["leader.replication.throttled.replicas"]),

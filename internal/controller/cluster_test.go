@@ -84,6 +84,8 @@ func startCluster(t *testing.T, n int, extra map[string]string) *cluster {
 			"broker.session.timeout.ms":             "1000",
 			"log.dirs":                              t.TempDir(),
 			"auto.leader.rebalance.enable":          "false",
+			"admin.listeners":                       "", // no admin port per node
+			"rest.listeners":                        "",
 		}
 		for k, v := range extra {
 			props[k] = v

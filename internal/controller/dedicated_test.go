@@ -62,6 +62,8 @@ func startDedicated(t *testing.T, nc, nb int) *dedicatedCluster {
 		"broker.heartbeat.interval.ms":          "100",
 		"broker.session.timeout.ms":             "1000",
 		"auto.leader.rebalance.enable":          "false",
+		"admin.listeners":                       "", // no admin port per node
+		"rest.listeners":                        "",
 	}
 	for i := range nc + nb {
 		id := int32(i + 1)

@@ -22,7 +22,9 @@ type OffsetsLog interface {
 	// Append appends one record batch to the partition. Errors wrap kerr
 	// codes (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...).
 	Append(partition int32, batch []byte) error
-	// Bounds returns the partition's log start offset and high watermark.
+	// Bounds returns the partition's log start offset and high
+	// watermark, once the high watermark covers the whole log as of the
+	// call: what the load replays (partition.InternalLog.Bounds says why).
 	Bounds(partition int32) (logStart, highWatermark int64, err error)
 	// Read returns whole batches from offset on (at least one, however
 	// large), below the high watermark.

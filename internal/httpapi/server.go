@@ -1,15 +1,31 @@
 // Package httpapi is the one HTTP layer of Vltava's services: the admin
 // listener (/metrics, /v1/health, /debug/pprof) today, and the REST proxy,
 // schema registry, Connect and console as they come. Each service gets its
-// own Server from its own <service>.listeners key and default port, and
-// mounts its handlers on it; the Server owns the listeners, TLS, the
+// own Server from its own keys and default port, and mounts its handlers on
+// it; the Server owns the listeners (http:// and https://), TLS, the
 // authentication of every request (to a security.Principal, as a Kafka
 // connection's), request logging and graceful shutdown.
 //
-// TLS and authentication are hooks (Options.TLS, Options.Authenticator) so
-// the security settings plug in without touching the services; with
-// neither, the Server serves plain HTTP and every request acts as
-// security.Anonymous.
+// A service mounts in four steps:
+//
+//	opts, err := httpapi.Keys{Service: "rest", Prefix: "rest.",
+//		DefaultListeners: "http://0.0.0.0:8082", DefaultRealm: "KafkaRest"}.Options(lookup)
+//	if err != nil { return err } // names the key at fault: refuse to start
+//	opts.Logger = log
+//	srv := httpapi.New(opts)
+//	srv.Handle("GET /topics", h) // handlers read httpapi.PrincipalOf(r)
+//	err = srv.Start()            // binds every listener or none; Close on shutdown
+//
+// (ConfigFor(props, "rest.") is the same with a properties map.) Keys lists
+// the settings read: <prefix>listeners, the https listeners'
+// <prefix>ssl.* (Kafka's key and trust stores through
+// internal/security/tlsconf, Confluent's ssl.client.authentication) and
+// Confluent's <prefix>authentication.method=BASIC with its realm, roles,
+// users file (Jetty's password properties format) and skip paths. Without
+// BASIC, a verified client certificate's subject (mapped by
+// ssl.principal.mapping.rules) is the principal; with neither, every
+// request acts as security.Anonymous. Options.TLS and
+// Options.Authenticator remain hooks, for a service with other needs.
 package httpapi
 
 import (
@@ -39,9 +55,11 @@ type Options struct {
 	// Service names the service in logs ("admin", "rest-proxy", ...).
 	Service   string
 	Listeners []config.HTTPListener
-	// TLS, if set, supplies the TLS config each listener serves with; it
-	// is called once per listener at Start, so certificates reloaded by
-	// the supplier's GetCertificate take effect without a restart.
+	// TLS supplies the TLS config the https listeners serve with (http
+	// ones serve plain text; an https listener without TLS fails Start).
+	// It is called once per listener at Start, so certificates reloaded
+	// by the supplier's GetCertificate or GetConfigForClient take effect
+	// without a restart.
 	TLS func() (*tls.Config, error)
 	// Authenticator, if set, authenticates every request; nil: every
 	// request is security.Anonymous.
@@ -99,7 +117,12 @@ func (s *Server) Start() error {
 			closeAll()
 			return fmt.Errorf("%s listener %s: %w", s.opts.Service, l.Addr(), err)
 		}
-		if s.opts.TLS != nil {
+		if l.Scheme == "https" {
+			if s.opts.TLS == nil {
+				ln.Close()
+				closeAll()
+				return fmt.Errorf("%s listener %s: https without TLS settings", s.opts.Service, l.Addr())
+			}
 			tc, err := s.opts.TLS()
 			if err != nil {
 				ln.Close()
@@ -181,9 +204,20 @@ func (s *Server) authenticated(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.opts.Authenticator.Authenticate(r)
+		if errors.Is(err, ErrForbidden) {
+			s.log.Info("http request forbidden", "service", s.opts.Service, "remote", r.RemoteAddr, "err", err)
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
 		if err != nil {
 			s.log.Info("http authentication failed", "service", s.opts.Service, "remote", r.RemoteAddr, "err", err)
-			w.Header().Set("WWW-Authenticate", `Basic realm="vltava"`)
+			challenge := `Basic realm="vltava"`
+			if c, ok := s.opts.Authenticator.(Challenger); ok {
+				challenge = c.Challenge()
+			}
+			if challenge != "" {
+				w.Header().Set("WWW-Authenticate", challenge)
+			}
 			http.Error(w, "authentication failed", http.StatusUnauthorized)
 			return
 		}

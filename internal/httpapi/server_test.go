@@ -85,9 +85,15 @@ func TestServerAuthenticatorYieldsPrincipal(t *testing.T) {
 	}
 }
 
-func TestParseHTTPListenersRefusesHTTPS(t *testing.T) {
-	if _, err := config.ParseHTTPListeners("https://127.0.0.1:9644"); err == nil {
-		t.Fatal("https accepted without TLS settings")
+func TestParseHTTPListenersSchemes(t *testing.T) {
+	l, err := config.ParseHTTPListeners("http://127.0.0.1:9644, HTTPS://[::1]:9645")
+	if err != nil || len(l) != 2 || l[0].Scheme != "http" || l[1].Scheme != "https" || l[1].Addr() != "[::1]:9645" {
+		t.Fatalf("ParseHTTPListeners = %+v, %v", l, err)
+	}
+	for _, bad := range []string{"ftp://127.0.0.1:21", "127.0.0.1:9644", "http://127.0.0.1:9644/metrics"} {
+		if _, err := config.ParseHTTPListeners(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 	if l, err := config.ParseHTTPListeners(""); err != nil || len(l) != 0 {
 		t.Fatalf("empty: %v %v", l, err)

@@ -52,7 +52,9 @@ func (certAuth) Authenticate(r *http.Request) (security.Principal, error) {
 // and authenticates by client certificate through the Authenticator hook.
 func TestTLSAndClientCertificateHooks(t *testing.T) {
 	server, client := selfSigned(t, "broker"), selfSigned(t, "alice")
-	s := New(Options{Service: "test", Listeners: listenerAt(t), Authenticator: certAuth{},
+	ls := listenerAt(t)
+	ls[0].Scheme = "https"
+	s := New(Options{Service: "test", Listeners: ls, Authenticator: certAuth{},
 		TLS: func() (*tls.Config, error) {
 			return &tls.Config{Certificates: []tls.Certificate{server}, ClientAuth: tls.RequireAnyClientCert}, nil
 		}})
@@ -73,5 +75,15 @@ func TestTLSAndClientCertificateHooks(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || string(body) != "User:CN=alice" {
 		t.Fatalf("GET /who over mTLS = %d %q, want User:CN=alice", resp.StatusCode, body)
+	}
+}
+
+// TestHTTPSListenerNeedsTLS: an https listener without a TLS supplier is
+// refused at Start, never served in plain text.
+func TestHTTPSListenerNeedsTLS(t *testing.T) {
+	ls := listenerAt(t)
+	ls[0].Scheme = "https"
+	if err := New(Options{Service: "test", Listeners: ls}).Start(); err == nil {
+		t.Fatal("https listener without TLS started")
 	}
 }

@@ -26,6 +26,10 @@ var (
 		"The group's lag summed over a topic's partitions (kafka_exporter's name).", []string{"consumergroup", "topic"}, nil)
 	currentSumDesc = prometheus.NewDesc("kafka_consumergroup_current_offset_sum",
 		"The group's committed offsets summed over a topic's partitions (kafka_exporter's name).", []string{"consumergroup", "topic"}, nil)
+	lagStableDesc = prometheus.NewDesc("kafka_consumergroup_lag_stable",
+		"Last stable offset minus the group's committed offset: the lag of a read_committed consumer, which cannot read into an open transaction (0 when the group committed past the LSO).", []string{"consumergroup", "topic", "partition"}, nil)
+	lagStableSumDesc = prometheus.NewDesc("kafka_consumergroup_lag_stable_sum",
+		"The group's kafka_consumergroup_lag_stable summed over a topic's partitions.", []string{"consumergroup", "topic"}, nil)
 	lagSecondsDesc = prometheus.NewDesc("kafka_consumergroup_lag_seconds",
 		"Age in seconds of the record at the group's committed offset: how far behind in time the group is (0 when caught up).", []string{"consumergroup", "topic", "partition"}, nil)
 	membersDesc = prometheus.NewDesc("kafka_consumergroup_members",
@@ -38,14 +42,14 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{membersDesc, lagDesc, currentDesc, lagSumDesc, currentSumDesc, lagSecondsDesc, statusDesc, partitionStatusDesc} {
+	for _, d := range []*prometheus.Desc{membersDesc, lagDesc, currentDesc, lagSumDesc, currentSumDesc, lagStableDesc, lagStableSumDesc, lagSecondsDesc, statusDesc, partitionStatusDesc} {
 		ch <- d
 	}
 }
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	type sums struct{ lag, current int64 }
+	type sums struct{ lag, stable, current int64 }
 	for _, g := range c.Evaluator.Current() {
 		ch <- prometheus.MustNewConstMetric(statusDesc, prometheus.GaugeValue, float64(g.Status), g.Group)
 		ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(g.Members), g.Group)
@@ -57,6 +61,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				perTopic[p.Topic] = s
 			}
 			s.lag += p.Lag
+			s.stable += p.StableLag
 			s.current += p.CurrentOffset
 			if !c.PerPartition {
 				continue
@@ -64,12 +69,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			idx := strconv.Itoa(int(p.Partition))
 			ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, float64(p.Lag), g.Group, p.Topic, idx)
 			ch <- prometheus.MustNewConstMetric(currentDesc, prometheus.GaugeValue, float64(p.CurrentOffset), g.Group, p.Topic, idx)
+			ch <- prometheus.MustNewConstMetric(lagStableDesc, prometheus.GaugeValue, float64(p.StableLag), g.Group, p.Topic, idx)
 			ch <- prometheus.MustNewConstMetric(lagSecondsDesc, prometheus.GaugeValue, p.LagSeconds, g.Group, p.Topic, idx)
 			ch <- prometheus.MustNewConstMetric(partitionStatusDesc, prometheus.GaugeValue, float64(p.Status), g.Group, p.Topic, idx)
 		}
 		for t, s := range perTopic {
 			ch <- prometheus.MustNewConstMetric(lagSumDesc, prometheus.GaugeValue, float64(s.lag), g.Group, t)
 			ch <- prometheus.MustNewConstMetric(currentSumDesc, prometheus.GaugeValue, float64(s.current), g.Group, t)
+			ch <- prometheus.MustNewConstMetric(lagStableSumDesc, prometheus.GaugeValue, float64(s.stable), g.Group, t)
 		}
 	}
 }

@@ -39,12 +39,21 @@ type Partitions interface {
 type PartitionLag struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
-	// CurrentOffset is the committed offset, EndOffset the high watermark
-	// (the last stable offset would be the bound for read_committed
-	// groups, and equals it until transactions exist).
+	// CurrentOffset is the committed offset, EndOffset the high
+	// watermark and Lag their difference: what a read_uncommitted
+	// consumer has left to read (kafka_exporter's lag).
 	CurrentOffset int64 `json:"current_offset"`
 	EndOffset     int64 `json:"end_offset"`
 	Lag           int64 `json:"lag"`
+	// StableEndOffset is the last stable offset (below the first record
+	// of a transaction still open) and StableLag what a read_committed
+	// consumer can read now: StableEndOffset − CurrentOffset, 0 when the
+	// group committed past it (a read_uncommitted group reading into an
+	// open transaction). The broker cannot tell a group's isolation
+	// level (it is a consumer setting, not sent with the group's
+	// requests), so both are reported.
+	StableEndOffset int64 `json:"stable_end_offset"`
+	StableLag       int64 `json:"stable_lag"`
 	// LagSeconds is the age of the record at the committed offset: how
 	// long ago the next record the group will read was written. 0 when
 	// the group is caught up.
@@ -55,13 +64,15 @@ type PartitionLag struct {
 
 // GroupLag is one group's lag.
 type GroupLag struct {
-	Group      string         `json:"group"`
-	State      string         `json:"state"`
-	Members    int            `json:"members"`
-	Status     Status         `json:"status"`
-	TotalLag   int64          `json:"total_lag"`
-	MaxLagSecs float64        `json:"max_lag_seconds"`
-	Partitions []PartitionLag `json:"partitions"`
+	Group    string `json:"group"`
+	State    string `json:"state"`
+	Members  int    `json:"members"`
+	Status   Status `json:"status"`
+	TotalLag int64  `json:"total_lag"`
+	// TotalStableLag sums the partitions' StableLag.
+	TotalStableLag int64          `json:"total_stable_lag"`
+	MaxLagSecs     float64        `json:"max_lag_seconds"`
+	Partitions     []PartitionLag `json:"partitions"`
 }
 
 // Computer reads the groups and partitions and computes lag.
@@ -123,14 +134,19 @@ func (c *Computer) Compute(now time.Time) []GroupLag {
 				}
 				continue
 			}
+			// The LSO first: it never passes the high watermark, so read
+			// in this order the pair is never inverted by an append in
+			// between.
+			stable := p.LastStableOffset()
 			pl := PartitionLag{Topic: o.Topic, Partition: o.Partition, CurrentOffset: o.Offset, EndOffset: p.HighWatermark()}
-			pl.Lag = max(pl.EndOffset-pl.CurrentOffset, 0)
+			pl.setEnds(pl.EndOffset, stable)
 			if pl.Lag > 0 {
 				if ts, ok := c.stamps.timestampAt(p, o.Offset); ok {
 					pl.LagSeconds = max(float64(now.UnixMilli()-ts)/1000, 0)
 				}
 			}
 			gl.TotalLag += pl.Lag
+			gl.TotalStableLag += pl.StableLag
 			gl.MaxLagSecs = max(gl.MaxLagSecs, pl.LagSeconds)
 			gl.Partitions = append(gl.Partitions, pl)
 		}
@@ -149,13 +165,14 @@ func (c *Computer) Compute(now time.Time) []GroupLag {
 		if !ok {
 			continue // unreadable now: no lag is better than a wrong one
 		}
-		pl.EndOffset, pl.Lag = end, max(end-pl.CurrentOffset, 0)
+		pl.setEnds(end.High, end.Stable)
 		if pl.Lag > 0 {
 			if ts, ok := c.stamps.timestampRemote(ctx, c.Remote, pl.Topic, pl.Partition, pl.CurrentOffset); ok {
 				pl.LagSeconds = max(float64(now.UnixMilli()-ts)/1000, 0)
 			}
 		}
 		g.TotalLag += pl.Lag
+		g.TotalStableLag += pl.StableLag
 		g.MaxLagSecs = max(g.MaxLagSecs, pl.LagSeconds)
 	}
 	// Drop the remote partitions whose end could not be read.
@@ -163,4 +180,13 @@ func (c *Computer) Compute(now time.Time) []GroupLag {
 		out[gi].Partitions = slices.DeleteFunc(out[gi].Partitions, func(p PartitionLag) bool { return p.EndOffset < 0 })
 	}
 	return out
+}
+
+// setEnds sets the end offsets and both lags. A committed offset past an
+// end is no lag (a group that committed ahead of a truncation, or a
+// read_uncommitted group inside an open transaction), not a negative one.
+func (pl *PartitionLag) setEnds(high, stable int64) {
+	pl.EndOffset, pl.StableEndOffset = high, stable
+	pl.Lag = max(high-pl.CurrentOffset, 0)
+	pl.StableLag = max(stable-pl.CurrentOffset, 0)
 }

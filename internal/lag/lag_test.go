@@ -39,8 +39,8 @@ type fakeRemote struct {
 	calls int
 }
 
-func (r *fakeRemote) EndOffsets(_ context.Context, tps map[string][]int32) map[string]map[int32]int64 {
-	return map[string]map[int32]int64{"t": {0: 10}}
+func (r *fakeRemote) EndOffsets(_ context.Context, tps map[string][]int32) map[string]map[int32]Ends {
+	return map[string]map[int32]Ends{"t": {0: {High: 10, Stable: 7}}}
 }
 
 func (r *fakeRemote) Batches(_ context.Context, topic string, p int32, offset int64) ([]byte, bool) {
@@ -77,11 +77,27 @@ func TestComputeReadsPartitionsHostedElsewhere(t *testing.T) {
 		}
 		p := groups[0].Partitions[0]
 		// Record 4 was written at base+4 s: 56 s before now.
-		if p.Lag != 6 || p.EndOffset != 10 || math.Abs(p.LagSeconds-56) > 1e-9 || groups[0].TotalLag != 6 {
+		if p.Lag != 6 || p.EndOffset != 10 || math.Abs(p.LagSeconds-56) > 1e-9 || groups[0].TotalLag != 6 ||
+			p.StableEndOffset != 7 || p.StableLag != 3 || groups[0].TotalStableLag != 3 {
 			t.Fatalf("partition 0: %+v", p)
 		}
 	}
 	if remote.calls != 1 {
 		t.Errorf("the record at the committed offset was read %d times, want once (cached)", remote.calls)
+	}
+}
+
+// TestStableLagIsNeverNegative: a group committed inside an open
+// transaction (past the LSO) has no stable lag, and its lag against the
+// high watermark is unaffected.
+func TestStableLagIsNeverNegative(t *testing.T) {
+	pl := PartitionLag{CurrentOffset: 8}
+	pl.setEnds(10, 5)
+	if pl.Lag != 2 || pl.StableLag != 0 || pl.StableEndOffset != 5 {
+		t.Fatalf("%+v, want lag 2, stable lag 0", pl)
+	}
+	pl.setEnds(10, 10)
+	if pl.StableLag != 2 {
+		t.Fatalf("%+v, want stable lag 2 with no transaction open", pl)
 	}
 }

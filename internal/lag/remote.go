@@ -13,13 +13,18 @@ import (
 // offsets and record timestamps of partitions it does not host. Without
 // it, those partitions are left out.
 type Remote interface {
-	// EndOffsets returns the high watermark of each partition it could
-	// read, keyed by topic and partition.
-	EndOffsets(ctx context.Context, tps map[string][]int32) map[string]map[int32]int64
+	// EndOffsets returns the high watermark and last stable offset of
+	// each partition it could read both of, keyed by topic and partition.
+	EndOffsets(ctx context.Context, tps map[string][]int32) map[string]map[int32]Ends
 	// Batches returns the record batches from offset on (at least the
 	// one holding it), read from the partition's leader.
 	Batches(ctx context.Context, topic string, partition int32, offset int64) ([]byte, bool)
 }
+
+// Ends are a partition's end offsets: High, the high watermark (ListOffsets
+// latest, read_uncommitted), and Stable, the last stable offset (the same
+// with read_committed).
+type Ends struct{ High, Stable int64 }
 
 // remoteTimeout bounds the remote reads of one computation: a scrape
 // waits at most this long for partitions led elsewhere.
@@ -46,25 +51,31 @@ func NewClusterClient(seeds []string) (*ClusterClient, error) {
 // Close closes the client.
 func (c *ClusterClient) Close() { c.cl.Close() }
 
-// EndOffsets implements Remote.
-func (c *ClusterClient) EndOffsets(ctx context.Context, tps map[string][]int32) map[string]map[int32]int64 {
+// EndOffsets implements Remote: ListOffsets for the latest offset with
+// either isolation level.
+func (c *ClusterClient) EndOffsets(ctx context.Context, tps map[string][]int32) map[string]map[int32]Ends {
 	var topics []string
 	for t := range tps {
 		topics = append(topics, t)
 	}
-	out := map[string]map[int32]int64{}
-	listed, err := c.adm.ListEndOffsets(ctx, topics...)
+	out := map[string]map[int32]Ends{}
+	high, err := c.adm.ListEndOffsets(ctx, topics...)
 	if err != nil {
 		return out
 	}
-	listed.Each(func(o kadm.ListedOffset) {
-		if o.Err != nil {
+	stable, err := c.adm.ListCommittedOffsets(ctx, topics...)
+	if err != nil {
+		return out
+	}
+	high.Each(func(h kadm.ListedOffset) {
+		st, ok := stable.Lookup(h.Topic, h.Partition)
+		if h.Err != nil || !ok || st.Err != nil {
 			return
 		}
-		if out[o.Topic] == nil {
-			out[o.Topic] = map[int32]int64{}
+		if out[h.Topic] == nil {
+			out[h.Topic] = map[int32]Ends{}
 		}
-		out[o.Topic][o.Partition] = o.Offset
+		out[h.Topic][h.Partition] = Ends{High: h.Offset, Stable: st.Offset}
 	})
 	return out
 }

@@ -39,6 +39,9 @@ type Image struct {
 	// scram holds the SCRAM credentials (scram.go); replaced, never
 	// modified, on change.
 	scram map[ScramKey]ScramCredential
+	// tokens holds the delegation tokens by id (delegation_tokens.go);
+	// replaced, never modified, on change.
+	tokens map[string]DelegationToken
 
 	// sortedTopics caches Topics(); computed on first use.
 	sortedTopics atomic.Pointer[[]*TopicImage]
@@ -287,6 +290,7 @@ func (img *Image) Records() []Record {
 	recs = appendClientQuotaRecords(recs, img.clientQuotas)
 	recs = appendACLRecords(recs, img.acls)
 	recs = img.appendScramRecords(recs)
+	recs = img.appendDelegationTokenRecords(recs)
 	return recs
 }
 

@@ -61,6 +61,8 @@ type imageBuilder struct {
 	acls              aclBuilder
 	scram             map[ScramKey]ScramCredential
 	scramCopied       bool
+	tokens            map[string]DelegationToken
+	tokensCopied      bool
 }
 
 func newImageBuilder(img *Image) *imageBuilder {
@@ -79,6 +81,7 @@ func newImageBuilder(img *Image) *imageBuilder {
 		clientQuotas:      img.clientQuotas,
 		acls:              aclBuilder{set: img.acls},
 		scram:             img.scram,
+		tokens:            img.tokens,
 	}
 }
 
@@ -96,6 +99,7 @@ func (b *imageBuilder) build(offset int64) *Image {
 		clientQuotas:      b.clientQuotas,
 		acls:              b.acls.set,
 		scram:             b.scram,
+		tokens:            b.tokens,
 	}
 }
 
@@ -136,6 +140,8 @@ func (b *imageBuilder) apply(r Record) error {
 		return nil
 	case *UserScramCredentialRecord, *RemoveUserScramCredentialRecord:
 		return b.applyScram(r)
+	case *DelegationTokenRecord, *RemoveDelegationTokenRecord:
+		return b.applyDelegationToken(r)
 	case nil:
 		return fmt.Errorf("nil record")
 	}

@@ -61,6 +61,10 @@ func (t RecordType) String() string {
 		return "UserScramCredentialRecord"
 	case RemoveUserScramCredentialRecordType:
 		return "RemoveUserScramCredentialRecord"
+	case DelegationTokenRecordType:
+		return "DelegationTokenRecord"
+	case RemoveDelegationTokenRecordType:
+		return "RemoveDelegationTokenRecord"
 	}
 	return fmt.Sprintf("RecordType(%d)", int8(t))
 }
@@ -246,6 +250,10 @@ func newRecord(t RecordType) (Record, bool) {
 		return &UserScramCredentialRecord{}, true
 	case RemoveUserScramCredentialRecordType:
 		return &RemoveUserScramCredentialRecord{}, true
+	case DelegationTokenRecordType:
+		return &DelegationTokenRecord{}, true
+	case RemoveDelegationTokenRecordType:
+		return &RemoveDelegationTokenRecord{}, true
 	}
 	return nil, false
 }

@@ -30,11 +30,12 @@ type throttleStats struct {
 	ms    float64
 }
 
-// IsrShrunk counts an ISR shrink this broker proposed as leader
-// (ReplicaManager IsrShrinksPerSec).
+// IsrShrunk counts an ISR shrink this broker proposed as leader, once the
+// metadata image holds it (ReplicaManager IsrShrinksPerSec).
 func IsrShrunk() { isrShrinks.Add(1) }
 
-// IsrExpanded counts an ISR expansion (ReplicaManager IsrExpandsPerSec).
+// IsrExpanded counts an ISR expansion this broker proposed as leader, once
+// the metadata image holds it (ReplicaManager IsrExpandsPerSec).
 func IsrExpanded() { isrExpands.Add(1) }
 
 // LogFlushed records one fsync of a log (LogFlushStats LogFlushRateAndTimeMs).
@@ -42,13 +43,33 @@ func LogFlushed(took time.Duration) { logFlushes.observeNs(int64(took)) }
 
 // FetchParked and FetchUnparked bracket a consumer or follower fetch
 // waiting for data (DelayedOperationPurgatory PurgatorySize, Fetch).
-func FetchParked()   { parkedFetches.Add(1) }
-func FetchUnparked() { parkedFetches.Add(-1) }
+func FetchParked() {
+	if !disabled.Load() {
+		parkedFetches.Add(1)
+	}
+}
+
+// FetchUnparked: see FetchParked.
+func FetchUnparked() {
+	if !disabled.Load() {
+		parkedFetches.Add(-1)
+	}
+}
 
 // ProduceParked and ProduceUnparked bracket an acks=all produce waiting for
 // the ISR (PurgatorySize, Produce).
-func ProduceParked()   { parkedProduces.Add(1) }
-func ProduceUnparked() { parkedProduces.Add(-1) }
+func ProduceParked() {
+	if !disabled.Load() {
+		parkedProduces.Add(1)
+	}
+}
+
+// ProduceUnparked: see ProduceParked.
+func ProduceUnparked() {
+	if !disabled.Load() {
+		parkedProduces.Add(-1)
+	}
+}
 
 // AuthenticationFailed counts a failed authentication on a listener with a
 // mechanism ("PLAIN", "SCRAM-SHA-256", "GSSAPI", "SSL", ...), Kafka's
@@ -142,3 +163,7 @@ func (eventCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(connDesc, prometheus.GaugeValue, float64(n), l)
 	}
 }
+
+// ISRChanges are the ISR shrinks and expansions counted so far
+// (kafka_server_replicamanager_isrshrinks_total and isrexpands_total).
+func ISRChanges() (shrinks, expands uint64) { return isrShrinks.Load(), isrExpands.Load() }

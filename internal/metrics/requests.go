@@ -29,12 +29,20 @@ var (
 // RequestStarted counts a request the dispatcher is about to handle
 // (kafka_network_requestchannel_requestqueuesize: Vltava has no shared
 // queue, so the gauge is the requests being handled or parked).
-func RequestStarted() { inFlight.Add(1) }
+func RequestStarted() {
+	if disabled.Load() {
+		return
+	}
+	inFlight.Add(1)
+}
 
 // RequestDone records a handled request: its API key, version and the time
 // from its frame being read to its response being queued. A key or
 // version kmsg does not know is not recorded (the connection was closed).
 func RequestDone(key, version int16, took time.Duration) {
+	if disabled.Load() {
+		return
+	}
 	inFlight.Add(-1)
 	if key < 0 || int(key) > kmsg.MaxKey || version < 0 || version > maxVersion {
 		return
@@ -46,6 +54,9 @@ func RequestDone(key, version int16, took time.Duration) {
 // error): kafka_network_requestmetrics_errors_total{error="UNKNOWN_SERVER_ERROR"}
 // is Kafka's nearest.
 func RequestFailed(key int16) {
+	if disabled.Load() {
+		return
+	}
 	if key >= 0 && int(key) <= kmsg.MaxKey {
 		requestsErrored[key].Add(1)
 	}

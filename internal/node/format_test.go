@@ -21,6 +21,7 @@ func testConfig(t *testing.T, id int, dir string, extra ...string) *config.Broke
 	overrides := append([]string{
 		fmt.Sprintf("node.id=%d", id),
 		"log.dirs=" + dir,
+		"admin.listeners=", // tests run side by side: no admin port
 	}, extra...)
 	cfg, _, err := config.LoadBroker("", overrides)
 	if err != nil {

@@ -3,12 +3,15 @@ package node
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/security/delegation"
 	"github.com/vltava/vltava/internal/security/mechanisms"
 	"github.com/vltava/vltava/internal/security/sasl"
 	"github.com/vltava/vltava/internal/security/sasl/scram"
@@ -129,9 +132,10 @@ func (n *Node) secure(lc server.ListenerConfig) server.ListenerConfig {
 // applyListenerTLS follows dynamic ssl.* updates of this broker
 // (listener.name.<l>.ssl.keystore.location and the like, Kafka's
 // reconfigurable SSL configs): each TLS listener reloads its stores with
-// the dynamic configs laid over the static ones; a change that does not
-// load is logged and the stores in force stay (the controller has already
-// validated the values as configs).
+// the dynamic configs laid over the static ones. An AlterConfigs of this
+// node whose stores do not load was refused before it was committed
+// (checkListenerTLS); one that still fails here (a cluster-wide change, a
+// file changed since) is logged and the stores in force stay.
 func (n *Node) applyListenerTLS(img *metadata.Image) {
 	perBroker := img.BrokerConfig(strconv.Itoa(int(n.cfg.NodeID)))
 	cluster := img.BrokerConfig("")
@@ -151,6 +155,28 @@ func (n *Node) applyListenerTLS(img *metadata.Image) {
 	}
 }
 
+// checkListenerTLS loads the stores each TLS listener would use with
+// these per-broker dynamic configs over the cluster-wide ones, installing
+// nothing (the broker refuses an AlterConfigs of this node whose stores
+// do not load).
+func (n *Node) checkListenerTLS(perBroker map[string]string) error {
+	cluster := n.meta.Image().BrokerConfig("")
+	for _, name := range slices.Sorted(maps.Keys(n.listenerSec)) {
+		sec := n.listenerSec[name]
+		if sec.tls == nil {
+			continue
+		}
+		lookup := serverTLSLookup(n.cfg, name, protocolOf(n.cfg, name), cluster, perBroker)
+		if !sec.tlsSettingsChanged(lookup) {
+			continue
+		}
+		if err := sec.tls.CheckUpdate(lookup); err != nil {
+			return fmt.Errorf("listener %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 func (s listenerSecurity) tlsSettingsChanged(lookup func(string) (string, bool)) bool {
 	return tlsconf.ReadSettings(tlsconf.Lookup(lookup)).String() != s.tls.Settings().String()
 }
@@ -168,6 +194,25 @@ func (s scramStore) ScramCredential(user string, mechanism int8) (scram.Credenti
 		return scram.Credential{}, false
 	}
 	return scram.Credential{Salt: c.Salt, Iterations: c.Iterations, StoredKey: c.StoredKey, ServerKey: c.ServerKey}, true
+}
+
+// DelegationToken finds a delegation token in the current image, with its
+// HMAC under delegation.token.secret.key; none without a secret (tokens
+// are disabled then).
+func (s scramStore) DelegationToken(id string) (delegation.Token, bool) {
+	secret := s.n.cfg.DelegationTokenSecretKey
+	if secret == "" {
+		secret = s.n.cfg.DelegationTokenMasterKey
+	}
+	if s.n.meta == nil || secret == "" {
+		return delegation.Token{}, false
+	}
+	t, ok := s.n.meta.Image().DelegationToken(id)
+	if !ok {
+		return delegation.Token{}, false
+	}
+	expires := min(t.ExpirationTimestamp, t.MaxTimestamp)
+	return delegation.Token{Owner: t.Owner, HMAC: delegation.HMAC(secret, id), Expires: time.UnixMilli(expires)}, true
 }
 
 var _ sasl.Mechanism = (*scram.Mechanism)(nil)

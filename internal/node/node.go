@@ -42,8 +42,10 @@ import (
 	"github.com/vltava/vltava/internal/group"
 	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/metadata/quorum"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/replication"
+	"github.com/vltava/vltava/internal/restproxy"
 	"github.com/vltava/vltava/internal/server"
 	"github.com/vltava/vltava/internal/storage"
 	"github.com/vltava/vltava/internal/telemetry"
@@ -68,6 +70,7 @@ type Node struct {
 	groups     *group.Coordinator
 	txns       *txn.Coordinator
 	txnNet     *txn.NetTransport
+	tiered     *tieredNode // nil without remote.log.storage.system.enable
 	server     *server.Server
 	brokerAPIs *broker.Broker
 	// quorumServer serves the controller APIs on the quorum port of a
@@ -91,6 +94,8 @@ type Node struct {
 	// obs is the admin listener and its metrics (observability.go); nil
 	// without admin.listeners.
 	obs *observability
+	// rest is the embedded REST Proxy (rest.go); nil without rest.listeners.
+	rest *restproxy.Proxy
 	// telemetry receives client metrics (KIP-714); nil unless
 	// telemetry.enable.
 	telemetry *telemetry.Receiver
@@ -115,6 +120,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: log, ready: make(chan struct{})}
+	metrics.SetEnabled(cfg.MetricsEnable) // before anything counts
 	if n.listenerSec, err = buildListenerSecurity(cfg, scramStore{n}); err != nil {
 		return nil, err
 	}
@@ -155,7 +161,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		NodeID:                   cfg.NodeID,
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		ValidateTopicConfigs:     config.ValidateTopicConfigs,
+		ValidateTopicConfigs:     config.TopicValidator(cfg),
 		ValidateGroupConfigs:     func(c map[string]string) error { return config.ValidateGroupConfigs(cfg, c) },
 		UncleanLeaderElection:    cfg.UncleanLeaderElectionEnable,
 		DeleteTopicDisabled:      !cfg.DeleteTopicEnable,
@@ -261,7 +267,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Logger: log.With("component", "groups"),
 	})
 	var b *broker.Broker // the transaction coordinator takes producer ids from it
-	n.txns, n.txnNet = n.newTxnCoordinator(cfg, log, func(ctx context.Context) (int64, error) { return b.NextProducerID(ctx) })
+	n.txns, n.txnNet = n.newTxnCoordinator(cfg, log, ibSec, func(ctx context.Context) (int64, error) { return b.NextProducerID(ctx) })
 	// Every committed metadata change reaches the partitions in order,
 	// then the group coordinator, which loads the __consumer_offsets
 	// partitions that became led here.
@@ -291,6 +297,13 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.groups.ApplyImage(n.meta.Image())
 	n.txns.ApplyImage(n.meta.Image())
 
+	if n.tiered, err = newTieredNode(cfg, log.With("component", "tiered")); err != nil { // tiered.go
+		return nil, err
+	}
+	var remote broker.RemoteTier
+	if n.tiered != nil {
+		remote = n.tiered
+	}
 	b = broker.New(broker.Options{
 		Config:       cfg,
 		ClusterID:    n.clusterID,
@@ -308,6 +321,12 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		Logger:       log.With("component", "broker"),
 		Loggers:      loggerLevels(log),
 		Telemetry:    n.telemetryReceiver(),
+
+		// The KIP-890 verification connects to coordinators as the
+		// replica fetchers do to leaders.
+		InterBrokerSecurity: ibSec,
+		Remote:              remote,
+		CheckListenerTLS:    n.checkListenerTLS,
 	})
 	n.handler = b
 	n.brokerAPIs = b
@@ -393,7 +412,13 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	if err := n.partitions.RemoveStray(); err != nil {
 		log.Warn("removing stray logs", "err", err)
 	}
+	if err := n.startRest(); err != nil {
+		return nil, err
+	}
 	close(n.ready)
+	if n.tiered != nil {
+		n.tiered.start(cfg, b, n.partitions, n.ownListener(), ibSec)
+	}
 	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.ClusterID(),
 		"topics", len(n.meta.Image().Topics()), "partitions", len(n.partitions.All()))
 	return n, nil
@@ -444,6 +469,7 @@ func (n *Node) startControllerOnly() error {
 		KRaftVersion: kraftVersion(n.quorumMode),
 		Logger:       n.log.With("component", "broker"),
 	})
+	n.brokerAPIs = b // closed with the node
 	if err := n.serveControllerAPIs(b); err != nil {
 		return err
 	}
@@ -744,6 +770,7 @@ func (n *Node) closeAll(controlled bool) error {
 		}
 		n.lifecycle.Close()
 	}
+	errs = append(errs, n.closeRest())
 	errs = append(errs, n.closeObservability())
 	if n.server != nil {
 		errs = append(errs, n.server.Close())
@@ -752,6 +779,7 @@ func (n *Node) closeAll(controlled bool) error {
 		n.brokerAPIs.Close() // its connections to other brokers
 	}
 
+	n.tiered.close() // after the listeners, before the logs it reads
 	if n.groups != nil {
 		// After the listeners: no request is left to park on a group.
 		n.groups.Close()

@@ -29,6 +29,10 @@ type observability struct {
 	metrics   *metrics.Registry
 }
 
+// adminHTTPKeys are the admin listener's keys: admin.listeners, admin.ssl.*,
+// admin.authentication.*.
+var adminHTTPKeys = httpapi.Keys{Service: "admin", Prefix: "admin.", DefaultRealm: "vltava-admin"}
+
 // ownListener is this broker's own address for its internal client: the
 // inter-broker listener's, else the first client listener's.
 func (n *Node) ownListener() string {
@@ -90,8 +94,19 @@ func (n *Node) startObservability() error {
 	if n.telemetry != nil {
 		o.metrics.AddFamilyWriter(n.telemetry)
 	}
-	o.http = httpapi.New(httpapi.Options{Service: "admin", Listeners: n.cfg.AdminListeners, Logger: n.log.With("component", "admin-http")})
-	o.http.Handle("GET /metrics", o.metrics.Handler())
+	opts, err := adminHTTPKeys.Options(n.cfg.HTTPServiceSetting)
+	if err != nil {
+		if o.lagClient != nil {
+			o.lagClient.Close()
+		}
+		return err
+	}
+	opts.Listeners = n.cfg.AdminListeners
+	opts.Logger = n.log.With("component", "admin-http")
+	o.http = httpapi.New(opts)
+	if n.cfg.MetricsEnable {
+		o.http.Handle("GET /metrics", o.metrics.Handler())
+	}
 	o.http.HandleFunc("GET /v1/health", n.serveHealth)
 	o.http.HandleFunc("GET /v1/health/live", n.serveHealth)
 	o.http.HandleFunc("GET /v1/health/ready", n.serveHealth)
@@ -116,15 +131,11 @@ func (n *Node) startObservability() error {
 		if o.lagClient != nil {
 			o.lagClient.Close()
 		}
-		if _, set := n.cfg.Raw["admin.listeners"]; set {
-			return err
-		}
-		// The default endpoint (127.0.0.1:9644) is taken, by another
-		// node on this machine: the node runs without an admin
-		// listener rather than not at all, and says so. An explicit
-		// admin.listeners that cannot bind stops start-up.
-		n.log.Warn("admin listener not started: its default endpoint is in use; set admin.listeners to serve /metrics elsewhere", "err", err)
-		return nil
+		// As Kafka with a listener it cannot bind, the node does not
+		// start, the default endpoint included (another node on the
+		// machine holds 127.0.0.1:9644): admin.listeners= (empty) runs
+		// it without one.
+		return fmt.Errorf("admin.listeners: %w (set admin.listeners to another endpoint, or to nothing for no admin listener)", err)
 	}
 	if o.lag != nil {
 		o.lag.Start()

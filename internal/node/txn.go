@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/security/clientauth"
 	"github.com/vltava/vltava/internal/txn"
 )
 
@@ -12,8 +13,10 @@ import (
 // config: its state goes to this node's __transaction_state partitions,
 // its markers to the partition leaders' inter-broker listeners, and its
 // producer ids come from ids (the broker's block from the controller).
-func (n *Node) newTxnCoordinator(cfg *config.Broker, log *slog.Logger, ids func(context.Context) (int64, error)) (*txn.Coordinator, *txn.NetTransport) {
-	transport := &txn.NetTransport{Image: n.meta.Image, Listener: cfg.InterBrokerListenerName, ClientID: "vltava-txn-coordinator"}
+func (n *Node) newTxnCoordinator(cfg *config.Broker, log *slog.Logger, sec *clientauth.Security, ids func(context.Context) (int64, error)) (*txn.Coordinator, *txn.NetTransport) {
+	// Markers go to the leaders' inter-broker listener with its security
+	// protocol, as replica fetches do.
+	transport := &txn.NetTransport{Image: n.meta.Image, Listener: cfg.InterBrokerListenerName, ClientID: "vltava-txn-coordinator", Security: sec}
 	c := txn.NewCoordinator(txn.Options{
 		Config: txn.Config{
 			NodeID:         cfg.NodeID,

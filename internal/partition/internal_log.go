@@ -59,10 +59,25 @@ func (l InternalLog) Append(p int32, batch []byte, txn storage.TxnAppend) error 
 	return part.AwaitReplication(ctx, info.LastOffset+1)
 }
 
-// Bounds returns partition p's log start offset and high watermark.
+// Bounds returns partition p's log start offset and the end a coordinator
+// loads up to: the high watermark, once it covers the log end offset as of
+// the call. A new leader learns the old leader's last high watermark only
+// with its next fetch, which a killed leader never answers, so right after
+// a leader change the records the old leader had acknowledged last (a
+// transaction's PrepareCommit, a transactional offset commit) lie between
+// the new leader's high watermark and its log end. Loading only up to the
+// high watermark would forget them while the markers they decided are out;
+// loading past it would act on records a further leader change could still
+// truncate. So the load waits until the in-sync replicas have the whole
+// log (REQUEST_TIMED_OUT after Timeout; the load retries).
 func (l InternalLog) Bounds(p int32) (int64, int64, error) {
 	part, err := l.Led(p)
 	if err != nil {
+		return 0, 0, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.Timeout)
+	defer cancel()
+	if err := part.AwaitHighWatermark(ctx, part.LogEndOffset()); err != nil {
 		return 0, 0, err
 	}
 	return part.LogStartOffset(), part.HighWatermark(), nil

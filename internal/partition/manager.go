@@ -360,5 +360,8 @@ func StorageConfig(t config.Topic, b *config.Broker) storage.Config {
 		MinCompactionLagMs:     t.MinCompactionLagMs,
 		MaxCompactionLagMs:     t.MaxCompactionLagMs,
 		DeleteRetentionMs:      t.DeleteRetentionMs,
+		RemoteStorageEnable:    t.RemoteStorageEnable && b.RemoteLogStorageSystemEnable,
+		LocalRetentionMs:       t.LocalRetentionMs,
+		LocalRetentionBytes:    t.LocalRetentionBytes,
 	}
 }

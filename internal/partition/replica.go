@@ -73,6 +73,7 @@ type pendingISR struct {
 	maximal        []int32
 	partitionEpoch int32 // the epoch the change was proposed at
 	leaderEpoch    int32
+	expand         bool // an expansion (else a shrink), counted when applied
 }
 
 // leaderState is the leader's replication view; it is guarded by
@@ -144,7 +145,18 @@ func (p *Partition) applySettingsLocked(s *settings) {
 		}
 	default:
 		// Same leadership; the ISR or replicas may have changed.
-		if ls.pending != nil && (s.partitionEpoch > ls.pending.partitionEpoch || s.leaderEpoch != ls.pending.leaderEpoch) {
+		if pd := ls.pending; pd != nil && (s.partitionEpoch > pd.partitionEpoch || s.leaderEpoch != pd.leaderEpoch) {
+			// IsrShrinksPerSec and IsrExpandsPerSec count a change of
+			// this leader's once it is in force (Kafka marks them when
+			// the controller commits it), not when proposed: the image
+			// carries the ISR proposed, in the same leader epoch.
+			if s.leaderEpoch == pd.leaderEpoch && sameMembers(s.isr, pd.proposed) {
+				if pd.expand {
+					metrics.IsrExpanded()
+				} else {
+					metrics.IsrShrunk()
+				}
+			}
 			ls.pending = nil
 		}
 		for r := range ls.followers {
@@ -291,11 +303,7 @@ func (p *Partition) maybeExpandISRLocked(s *settings, id int32, f *followerState
 	}
 	proposed := append(slices.Clone(s.isr), id)
 	slices.Sort(proposed)
-	change := p.proposeLocked(s, proposed, proposed)
-	if change != nil {
-		metrics.IsrExpanded() // IsrExpandsPerSec, counted as proposed
-	}
-	return change
+	return p.proposeLocked(s, proposed, proposed)
 }
 
 // maybeShrinkISR proposes dropping ISR members that have not caught up for
@@ -325,9 +333,6 @@ func (p *Partition) maybeShrinkISR() {
 		// While a shrink is pending the committed (larger) ISR still
 		// bounds the high watermark, as in Kafka.
 		change = p.proposeLocked(s, keep, s.isr)
-		if change != nil {
-			metrics.IsrShrunk() // IsrShrinksPerSec, counted as proposed
-		}
 		p.env.logger.Info("shrinking ISR", "topic", p.Topic, "partition", p.Index, "isr", s.isr, "out_of_sync", out, "proposed", keep)
 	}
 	p.mu.Unlock()
@@ -342,7 +347,8 @@ func (p *Partition) proposeLocked(s *settings, proposed, maximal []int32) *ISRCh
 	if p.env.controllerClient() == nil {
 		return nil
 	}
-	p.mu.leader.pending = &pendingISR{proposed: proposed, maximal: maximal, partitionEpoch: s.partitionEpoch, leaderEpoch: s.leaderEpoch}
+	p.mu.leader.pending = &pendingISR{proposed: proposed, maximal: maximal, partitionEpoch: s.partitionEpoch, leaderEpoch: s.leaderEpoch,
+		expand: len(proposed) > len(s.isr)}
 	return &ISRChange{TopicID: p.TopicID, Partition: p.Index, LeaderEpoch: s.leaderEpoch, PartitionEpoch: s.partitionEpoch, NewISR: slices.Clone(proposed)}
 }
 
@@ -394,6 +400,11 @@ func (p *Partition) ReadReplica(offset int64, maxBytes int, minOneBatch bool) (s
 	return p.log.ReadRegion(offset, maxBytes, p.log.LogEndOffset(), minOneBatch)
 }
 
+// sameMembers reports whether a and b hold the same replica ids.
+func sameMembers(a, b []int32) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(id int32) bool { return !slices.Contains(b, id) })
+}
+
 // AppendAsFollower appends batches fetched from the leader as they are. It
 // refuses while this node leads the partition; the check and the write are
 // under the role lock, so a leadership gained meanwhile waits for the write
@@ -406,6 +417,9 @@ func (p *Partition) AppendAsFollower(records []byte) (storage.AppendInfo, error)
 	}
 	info, needsFlush, err := p.log.AppendAsFollowerUnflushed(records)
 	p.role.RUnlock()
+	if err == nil && metrics.Enabled() {
+		metrics.AllTopics.ReplicationBytesIn.Add(uint64(len(records))) // ReplicationBytesInPerSec
+	}
 	if err == nil && needsFlush {
 		if ferr := p.log.Flush(); ferr != nil {
 			err = fmt.Errorf("%w: flushing %s-%d: %v", kerr.KafkaStorageError, p.Topic, p.Index, ferr)
@@ -489,6 +503,17 @@ func (p *Partition) UpdateFollowerHighWatermark(leaderHW int64) {
 // committed but the ISR shrank below, NOT_LEADER_OR_FOLLOWER when this node
 // lost the leadership, and REQUEST_TIMED_OUT when ctx ends first.
 func (p *Partition) AwaitReplication(ctx context.Context, requiredOffset int64) error {
+	return p.awaitHighWatermark(ctx, requiredOffset, true)
+}
+
+// AwaitHighWatermark waits, as leader, until the high watermark reaches
+// offset, whatever the size of the ISR: NOT_LEADER_OR_FOLLOWER when this
+// node lost the leadership, REQUEST_TIMED_OUT when ctx ends first.
+func (p *Partition) AwaitHighWatermark(ctx context.Context, offset int64) error {
+	return p.awaitHighWatermark(ctx, offset, false)
+}
+
+func (p *Partition) awaitHighWatermark(ctx context.Context, requiredOffset int64, checkMinISR bool) error {
 	var w *Waiter
 	defer func() {
 		if w != nil {
@@ -507,7 +532,7 @@ func (p *Partition) AwaitReplication(ctx context.Context, requiredOffset int64) 
 		case !leading:
 			return fmt.Errorf("%w: leadership of %s-%d moved while waiting for replication", kerr.NotLeaderForPartition, p.Topic, p.Index)
 		case p.log.HighWatermark() >= requiredOffset:
-			if int32(isrSize) < s.topic.MinInsyncReplicas {
+			if checkMinISR && int32(isrSize) < s.topic.MinInsyncReplicas {
 				return fmt.Errorf("%w: the ISR of %s-%d shrank to %d, below min.insync.replicas=%d, after the append",
 					kerr.NotEnoughReplicasAfterAppend, p.Topic, p.Index, isrSize, s.topic.MinInsyncReplicas)
 			}

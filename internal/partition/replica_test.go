@@ -13,6 +13,7 @@ import (
 
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/record"
 	"github.com/vltava/vltava/internal/storage"
 	"github.com/vltava/vltava/internal/testing/poll"
@@ -197,6 +198,7 @@ func TestFetchFromANonReplicaOrOnAFollowerFails(t *testing.T) {
 }
 
 func TestISRShrinksAfterLagTimeAndExpandsWhenCaughtUp(t *testing.T) {
+	shrinks0, expands0 := metrics.ISRChanges()
 	f := newLeaderFixture(t, []int32{1, 2, 3})
 	f.append(5)
 	f.fetch(2, 5)
@@ -214,9 +216,15 @@ func TestISRShrinksAfterLagTimeAndExpandsWhenCaughtUp(t *testing.T) {
 	f.m.MaybeShrinkISRs()
 	f.noChange() // pending: no second proposal
 
+	if s, _ := metrics.ISRChanges(); s != shrinks0 {
+		t.Fatal("a shrink counted while only proposed")
+	}
 	f.commit(&metadata.PartitionChangeRecord{TopicID: f.topicID, Partition: 0, ISR: c.NewISR})
 	if hw := f.p().HighWatermark(); hw != 5 {
 		t.Fatalf("high watermark %d once the lagging replica left the ISR, want 5", hw)
+	}
+	if s, e := metrics.ISRChanges(); s != shrinks0+1 || e != expands0 {
+		t.Fatalf("after the shrink was applied: %d shrinks, %d expands counted, want 1 and 0", s-shrinks0, e-expands0)
 	}
 	// Catching up to the high watermark brings it back.
 	f.fetch(3, 4)
@@ -226,6 +234,15 @@ func TestISRShrinksAfterLagTimeAndExpandsWhenCaughtUp(t *testing.T) {
 	if !slices.Equal(c.NewISR, []int32{1, 2, 3}) || c.PartitionEpoch != 1 {
 		t.Fatalf("expand proposal %+v, want ISR [1 2 3] at partition epoch 1", c)
 	}
+	if _, e := metrics.ISRChanges(); e != expands0 {
+		t.Fatal("an expansion counted while only proposed")
+	}
+	defer func() {
+		f.commit(&metadata.PartitionChangeRecord{TopicID: f.topicID, Partition: 0, ISR: c.NewISR})
+		if s, e := metrics.ISRChanges(); s != shrinks0+1 || e != expands0+1 {
+			t.Fatalf("after the expansion was applied: %d shrinks, %d expands counted, want 1 and 1", s-shrinks0, e-expands0)
+		}
+	}()
 	// While the expansion is pending, the joining replica bounds the high
 	// watermark (maximal ISR).
 	f.append(3)
@@ -337,5 +354,61 @@ func TestBecomingLeaderRecordsTheEpochAtTheLogEnd(t *testing.T) {
 	}
 	if _, _, diverged := p.DivergingEpoch(2, 3); diverged {
 		t.Fatal("a follower in the current epoch is not diverged")
+	}
+}
+
+// A coordinator loads its partition of an internal topic up to the high
+// watermark; right after a leader change the new leader's high watermark
+// lags its log end by the records the old leader acknowledged last (it
+// learns the old leader's high watermark only from a fetch answer the
+// killed leader never sent). InternalLog.Bounds waits until the in-sync
+// replicas have the whole log, so the load replays those records too.
+func TestInternalLogBoundsCoverTheLogEndAfterALeaderChange(t *testing.T) {
+	f := newLeaderFixture(t, []int32{1, 2, 3})
+	f.append(3)
+	f.fetch(2, 3)
+	f.fetch(3, 3)
+	// 3..4 are above the high watermark when node 1 loses the leadership
+	// and gets it back: its log ends at 5, its high watermark is 3, as a
+	// new leader's whose predecessor acknowledged 3..4 without telling it.
+	f.append(2)
+	two, one := int32(2), int32(1)
+	f.commit(&metadata.PartitionChangeRecord{TopicID: f.topicID, Partition: 0, Leader: &two})
+	f.commit(&metadata.PartitionChangeRecord{TopicID: f.topicID, Partition: 0, Leader: &one})
+	p := f.p()
+	if hw, leo := p.HighWatermark(), p.LogEndOffset(); hw != 3 || leo != 5 {
+		t.Fatalf("new leader at high watermark %d, log end %d; want 3 and 5", hw, leo)
+	}
+	il := InternalLog{NodeID: 1, Partitions: f.m, Topic: "t", Timeout: 10 * time.Second}
+	type bounds struct {
+		start, end int64
+		err        error
+	}
+	done := make(chan bounds, 1)
+	go func() {
+		s, e, err := il.Bounds(0)
+		done <- bounds{s, e, err}
+	}()
+	select {
+	case b := <-done:
+		t.Fatalf("Bounds returned %+v before the in-sync replicas had the log end", b)
+	case <-time.After(50 * time.Millisecond):
+	}
+	f.fetch(2, 5)
+	f.fetch(3, 5)
+	select {
+	case b := <-done:
+		if b.err != nil || b.start != 0 || b.end != 5 {
+			t.Fatalf("Bounds = %+v, want [0, 5)", b)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Bounds not woken by the high watermark")
+	}
+
+	// Timed out: the error the load retries on.
+	f.append(1)
+	il.Timeout = 30 * time.Millisecond
+	if _, _, err := il.Bounds(0); !errors.Is(err, kerr.RequestTimedOut) {
+		t.Fatalf("Bounds with a lagging ISR: %v, want REQUEST_TIMED_OUT", err)
 	}
 }

@@ -335,6 +335,12 @@ func (f *fetcher) handlePartition(s sentPartition, rp *kmsg.FetchResponseTopicPa
 		return nil
 	case code == kerr.OffsetOutOfRange.Code:
 		return f.handleOutOfRange(p, s.fetchOffset, rp)
+	case code == kerr.OffsetMovedToTieredStorage.Code && rp.LogStartOffset > s.fetchOffset:
+		// KIP-405: what this replica lacks is in the remote tier; its log
+		// restarts at the leader's local log start.
+		f.m.log.Info("follower fell below the leader's local log start of a tiered partition; restarting the log there",
+			"topic", p.Topic, "partition", p.Index, "fetch_offset", s.fetchOffset, "leader_local_log_start_offset", rp.LogStartOffset)
+		return p.TruncateFullyAndStartAt(rp.LogStartOffset)
 	default:
 		return kerr.ErrorForCode(code)
 	}

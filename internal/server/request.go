@@ -46,6 +46,10 @@ type ConnInfo struct {
 	// listeners (the SaslHandshake and SaslAuthenticate handlers drive
 	// it), nil elsewhere.
 	SASL *SASLSession
+	// TokenAuthenticated reports that the connection authenticated with a
+	// delegation token (KIP-48), which may not create or manage tokens.
+	// Written with Principal.
+	TokenAuthenticated bool
 
 	// throttledUntil is when a KIP-219 mute ends (Throttle); handler
 	// goroutine only.

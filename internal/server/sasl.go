@@ -207,6 +207,8 @@ func (s *SASLSession) complete() error {
 		s.expiry = time.Now().Add(life)
 	}
 	s.info.Principal = p
+	tok, ok := s.exchange.(interface{ TokenAuthenticated() bool })
+	s.info.TokenAuthenticated = ok && tok.TokenAuthenticated()
 	if !s.authenticated && s.onAuthenticated != nil {
 		s.onAuthenticated()
 	}

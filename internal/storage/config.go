@@ -29,6 +29,11 @@ type Config struct {
 	MinCompactionLagMs     int64   // min.compaction.lag.ms (0)
 	MaxCompactionLagMs     int64   // max.compaction.lag.ms (MaxInt64; 0 = default)
 	DeleteRetentionMs      int64   // delete.retention.ms (86400000)
+
+	// Tiered storage (KIP-405; log_tiered.go).
+	RemoteStorageEnable bool  // remote.storage.enable
+	LocalRetentionMs    int64 // local.retention.ms (-2 = retention.ms)
+	LocalRetentionBytes int64 // local.retention.bytes (-2 = retention.bytes)
 }
 
 // DefaultConfig returns Kafka's defaults (cleanup.policy=delete).
@@ -48,6 +53,8 @@ func DefaultConfig() Config {
 		MinCleanableDirtyRatio: 0.5,
 		MaxCompactionLagMs:     math.MaxInt64,
 		DeleteRetentionMs:      86400000,
+		LocalRetentionMs:       -2,
+		LocalRetentionBytes:    -2,
 	}
 }
 

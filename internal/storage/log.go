@@ -40,10 +40,14 @@ type Log struct {
 	cfg            atomic.Pointer[Config]
 	segments       atomic.Pointer[[]*segment] // sorted by base offset; last is active
 	logStartOffset atomic.Int64
-	logEndOffset   atomic.Int64
-	highWatermark  atomic.Int64
-	recoveryPoint  atomic.Int64
-	lastFlushMs    atomic.Int64
+	// The remote tier (log_tiered.go): its log start offset and the last
+	// offset copied to it, -1 while unknown or empty.
+	remoteStart      atomic.Int64
+	remoteCopiedUpTo atomic.Int64
+	logEndOffset     atomic.Int64
+	highWatermark    atomic.Int64
+	recoveryPoint    atomic.Int64
+	lastFlushMs      atomic.Int64
 	// txnBounds is what LastStableOffset is computed from (log_txn.go);
 	// replaced under mu.
 	txnBounds atomic.Pointer[txnBounds]
@@ -280,7 +284,7 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		if heavyInvariants && err == nil {
 			l.assertData(res, offset, min(maxOffset, res.LogEndOffset))
 		}
-		return res, err
+		return res, l.readError(err)
 	}
 }
 
@@ -299,8 +303,20 @@ func (l *Log) ReadRegion(offset int64, maxBytes int, maxOffset int64, minOneBatc
 		if heavyInvariants && err == nil {
 			l.assertRegion(res, offset, min(maxOffset, res.LogEndOffset))
 		}
-		return res, err
+		return res, l.readError(err)
 	}
+}
+
+// readError is what a read's caller sees of a failure: Kafka errors (an
+// offset out of range, a closed log) as they are, and a disk error as
+// KAFKA_STORAGE_ERROR, as Kafka answers reads of a failing log dir. The
+// file system's failure report (manager.go) takes the dir offline.
+func (l *Log) readError(err error) error {
+	var ke *kerr.Error
+	if err == nil || errors.As(err, &ke) {
+		return err
+	}
+	return fmt.Errorf("%w: reading %s: %w", kerr.KafkaStorageError, l.dir, err)
 }
 
 func (l *Log) readRegionOnce(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (ReadResult, error) {

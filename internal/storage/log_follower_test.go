@@ -225,3 +225,24 @@ func TestAssignLeaderEpochAndTruncateFullyAndStartAt(t *testing.T) {
 		t.Fatalf("append after restart: err %v LEO %d epoch 7 start %d", err, l.LogEndOffset(), l.EpochStartOffset(7))
 	}
 }
+
+// TestTruncateAtLogEndDropsEmptyEpoch: a replica that led an epoch without
+// writing (its start is the log end) and then follows again keeps that
+// epoch out of its last fetched epoch once told to truncate at its log
+// end, as Kafka's truncateTo does; otherwise every fetch would name it and
+// the leader answer each with the same diverging epoch.
+func TestTruncateAtLogEndDropsEmptyEpoch(t *testing.T) {
+	l := leaderLog(t, []epochBatch{{1, 3}})
+	if err := l.AssignLeaderEpoch(2); err != nil {
+		t.Fatal(err)
+	}
+	if l.LatestEpoch() != 2 {
+		t.Fatalf("latest epoch %d, want 2", l.LatestEpoch())
+	}
+	if err := l.Truncate(l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if l.LatestEpoch() != 1 || l.LogEndOffset() != 3 {
+		t.Fatalf("after truncating at the log end: latest epoch %d, LEO %d; want 1 and 3", l.LatestEpoch(), l.LogEndOffset())
+	}
+}

@@ -80,6 +80,8 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 		now:       opts.Now,
 	}
 	l.cfg.Store(&c)
+	l.remoteStart.Store(-1)
+	l.remoteCopiedUpTo.Store(-1)
 	l.mu.producers = newProducerStateManager(dir, c.ProducerIDExpirationMs)
 	id, err := syncPartitionMetadata(dir, opts.TopicID)
 	if err != nil {

@@ -21,19 +21,29 @@ func (l *Log) EnforceRetention() (deletedSegments int, err error) {
 	cfg := l.cfg.Load()
 	nowMs := l.now().UnixMilli()
 	total := 0
-	if cfg.Delete && cfg.RetentionMs >= 0 {
-		n, err := l.deleteOldSegments("retention.ms", func(s *segment, _ *segment, _ int64) bool {
-			return nowMs-s.largestTimestamp() > cfg.RetentionMs
+	// A tiered log keeps local.retention.* locally, and only of what the
+	// remote tier already holds (log_tiered.go); its total retention over
+	// both tiers is internal/tiered's.
+	retentionMs, retentionBytes := localRetention(cfg)
+	tiered := func(next *segment) bool {
+		return next != nil && l.tierGate(cfg, next.baseOffset)
+	}
+	if cfg.Delete && retentionMs >= 0 {
+		n, err := l.deleteOldSegments("retention.ms", func(s *segment, next *segment, _ int64) bool {
+			return nowMs-s.largestTimestamp() > retentionMs && (!cfg.RemoteStorageEnable || tiered(next))
 		})
 		total += n
 		if err != nil {
 			return total, err
 		}
 	}
-	if cfg.Delete && cfg.RetentionBytes >= 0 {
-		diff := l.Size() - cfg.RetentionBytes
+	if cfg.Delete && retentionBytes >= 0 {
+		diff := l.Size() - retentionBytes
 		if diff > 0 {
-			n, err := l.deleteOldSegments("retention.bytes", func(s *segment, _ *segment, _ int64) bool {
+			n, err := l.deleteOldSegments("retention.bytes", func(s *segment, next *segment, _ int64) bool {
+				if cfg.RemoteStorageEnable && !tiered(next) {
+					return false
+				}
 				if sz := s.size.Load(); diff-sz >= 0 {
 					diff -= sz
 					return true
@@ -205,6 +215,11 @@ func (l *Log) truncateUnderAppendLock(toOffset int64) error {
 		return fmt.Errorf("%w: cannot truncate to negative offset %d", kerr.OffsetOutOfRange, toOffset)
 	}
 	if toOffset >= l.logEndOffset.Load() {
+		// No data to cut, but an epoch may start at the log end: this
+		// replica led it and wrote nothing before another was elected.
+		// Kept, it would be the last fetched epoch of every fetch, and
+		// the leader would answer each with the same diverging epoch.
+		l.epochs.truncateFromEnd(l.logEndOffset.Load())
 		return nil
 	}
 	segs := l.segmentList()

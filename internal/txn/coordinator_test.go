@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -118,18 +119,32 @@ func TestInitFencesOngoing(t *testing.T) {
 	if len(sent) != 1 || len(sent[0].req.Markers) != 1 {
 		t.Fatalf("markers sent: %+v, want one abort", sent)
 	}
+	// At transaction.version 2 the fence bumps the epoch and the abort
+	// bumps it again, as Kafka 4's coordinator does.
 	m := sent[0].req.Markers[0]
-	if m.Committed || m.ProducerID != old.ID || m.ProducerEpoch != old.Epoch+1 || m.CoordinatorEpoch != 1 {
-		t.Errorf("abort marker %+v, want an abort of producer %d at epoch %d, coordinator epoch 1", m, old.ID, old.Epoch+1)
+	if m.Committed || m.ProducerID != old.ID || m.ProducerEpoch != old.Epoch+2 || m.CoordinatorEpoch != 1 || m.TransactionVersion != 2 {
+		t.Errorf("abort marker %+v, want an abort of producer %d at epoch %d, coordinator epoch 1, version 2", m, old.ID, old.Epoch+2)
 	}
 	fresh, err := h.c.InitProducerID(ctx, "t", 60_000, noProducer)
 	wantErr(t, "init once the abort is done", err, nil)
-	if fresh.ID != old.ID || fresh.Epoch != old.Epoch+2 {
-		t.Errorf("new instance %+v, want epoch %d", fresh, old.Epoch+2)
+	if fresh.ID != old.ID || fresh.Epoch != old.Epoch+3 {
+		t.Errorf("new instance %+v, want epoch %d", fresh, old.Epoch+3)
 	}
 	wantErr(t, "the old instance adds", h.c.AddPartitions("t", old, []TopicPartition{tpA}, false), kerr.ProducerFenced)
 	_, err = h.c.EndTxn(ctx, "t", old, true, false)
 	wantErr(t, "the old instance commits", err, kerr.ProducerFenced)
+
+	// The fence's abort was at version 2; the new instance's EndTxn v4
+	// commit writes version 1 markers at its own epoch (a version 2 marker
+	// there would be refused as not above the data's epoch).
+	wantErr(t, "the new instance adds", h.c.AddPartitions("t", fresh, []TopicPartition{tpA}, false), nil)
+	_, err = h.c.EndTxn(ctx, "t", fresh, true, false)
+	wantErr(t, "the new instance commits", err, nil)
+	h.waitState("t", StateCompleteCommit)
+	sent = h.leader.sent()
+	if m := sent[len(sent)-1].req.Markers[0]; !m.Committed || m.ProducerEpoch != fresh.Epoch || m.TransactionVersion != 0 {
+		t.Errorf("commit marker %+v, want a commit at epoch %d, version 0", m, fresh.Epoch)
+	}
 }
 
 func TestAddPartitionsErrors(t *testing.T) {
@@ -422,30 +437,85 @@ func TestMarkersPerBroker(t *testing.T) {
 // TestTimeoutAbort: an ongoing transaction past its timeout is aborted by
 // the coordinator at a bumped epoch, so the producer's late commit is
 // fenced.
+// TestTimeoutAbort: a transaction past its timeout is aborted at a
+// bumped epoch (bumped twice at transaction.version 2, as Kafka 4's
+// coordinator ends it as an EndTxn of that version); the commit or abort
+// that raced it is PRODUCER_FENCED (EndTxn v5 only exists at level 2).
 func TestTimeoutAbort(t *testing.T) {
+	for _, tc := range []struct {
+		level int32
+		bump  int16
+	}{{2, 2}, {0, 1}} {
+		t.Run(fmt.Sprintf("transaction.version=%d", tc.level), func(t *testing.T) {
+			h := newHarness(t)
+			h.c.transactionVersion.Store(tc.level)
+			ctx := context.Background()
+			p, err := h.c.InitProducerID(ctx, "t", 1000, noProducer)
+			wantErr(t, "init", err, nil)
+			wantErr(t, "add", h.c.AddPartitions("t", p, []TopicPartition{tpA}, tc.level >= 2), nil)
+			h.clock.add(999 * time.Millisecond)
+			h.c.AbortTimedOut()
+			if m := h.state("t"); m.State != StateOngoing {
+				t.Fatalf("aborted before its timeout: %s", m.State)
+			}
+			h.clock.add(2 * time.Millisecond)
+			h.c.AbortTimedOut()
+			h.waitState("t", StateCompleteAbort)
+			if m := h.state("t"); m.ProducerEpoch != p.Epoch+tc.bump {
+				t.Errorf("epoch after the timeout abort %d, want %d", m.ProducerEpoch, p.Epoch+tc.bump)
+			}
+			if m := h.leader.sent()[0].req.Markers[0]; m.Committed || m.ProducerEpoch != p.Epoch+tc.bump {
+				t.Errorf("timeout marker %+v", m)
+			}
+			for _, commit := range []bool{true, false} {
+				_, err = h.c.EndTxn(ctx, "t", p, commit, false)
+				wantErr(t, verb(commit)+" after the timeout (TV1)", err, kerr.ProducerFenced)
+				if tc.level >= 2 {
+					_, err = h.c.EndTxn(ctx, "t", p, commit, true)
+					wantErr(t, verb(commit)+" after the timeout (TV2)", err, kerr.ProducerFenced)
+				}
+			}
+		})
+	}
+}
+
+// TestEndTxnTV2RetryAfterFailover: an EndTxn v5 whose answer was lost is
+// retried, with the epoch before the bump, at the coordinator that took
+// over; that one knows the bump only from the log (the previous epoch is
+// not persisted) and still answers the retry, CONCURRENT_TRANSACTIONS
+// while the markers are out, then the bumped epoch. The same epoch as the
+// prepared state's is the next EndTxn, PRODUCER_FENCED there, as in
+// Kafka 4.
+func TestEndTxnTV2RetryAfterFailover(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	p, err := h.c.InitProducerID(ctx, "t", 1000, noProducer)
-	wantErr(t, "init", err, nil)
-	wantErr(t, "add", h.c.AddPartitions("t", p, []TopicPartition{tpA}, false), nil)
-	h.clock.add(999 * time.Millisecond)
-	h.c.AbortTimedOut()
-	if m := h.state("t"); m.State != StateOngoing {
-		t.Fatalf("aborted before its timeout: %s", m.State)
-	}
-	h.clock.add(2 * time.Millisecond)
-	h.c.AbortTimedOut()
-	h.waitState("t", StateCompleteAbort)
-	if m := h.state("t"); m.ProducerEpoch != p.Epoch+1 {
-		t.Errorf("epoch after the timeout abort %d, want %d", m.ProducerEpoch, p.Epoch+1)
-	}
-	if m := h.leader.sent()[0].req.Markers[0]; m.Committed || m.ProducerEpoch != p.Epoch+1 {
-		t.Errorf("timeout marker %+v", m)
-	}
-	_, err = h.c.EndTxn(ctx, "t", p, true, false)
-	wantErr(t, "commit after the timeout (TV1)", err, kerr.ProducerFenced)
+	p := h.init("t")
+	wantErr(t, "add", h.c.AddPartitions("t", p, []TopicPartition{tpA}, true), nil)
+	h.leader.setHold(true)
+	next, err := h.c.EndTxn(ctx, "t", p, true, true)
+	wantErr(t, "commit", err, nil)
+	h.c.Close()
+	h.start(2)
+	poll.True(t, 5*time.Second, "loaded", func() bool { return h.c.CheckOwner("t") == nil })
 	_, err = h.c.EndTxn(ctx, "t", p, true, true)
-	wantErr(t, "commit after the timeout (TV2)", err, kerr.ProducerFenced)
+	wantErr(t, "commit retried while prepared", err, kerr.ConcurrentTransactions)
+	_, err = h.c.EndTxn(ctx, "t", p, false, true)
+	wantErr(t, "abort with the pre-bump epoch while the commit is prepared", err, kerr.InvalidTxnState)
+	_, err = h.c.EndTxn(ctx, "t", next, true, true)
+	wantErr(t, "commit at the prepared epoch", err, kerr.ProducerFenced)
+	h.leader.setHold(false)
+	h.waitState("t", StateCompleteCommit)
+	retry, err := h.c.EndTxn(ctx, "t", p, true, true)
+	wantErr(t, "commit retried once complete", err, nil)
+	if retry != next {
+		t.Errorf("retry answer %+v, want %+v", retry, next)
+	}
+	_, err = h.c.EndTxn(ctx, "t", p, false, true)
+	wantErr(t, "abort retried after the commit", err, kerr.InvalidTxnState)
+	_, err = h.c.EndTxn(ctx, "t", next, true, true)
+	wantErr(t, "commit of nothing at the current epoch", err, kerr.InvalidTxnState)
+	_, err = h.c.EndTxn(ctx, "t", ProducerIDAndEpoch{p.ID, p.Epoch - 1}, true, true)
+	wantErr(t, "commit two epochs back", err, kerr.ProducerFenced)
 }
 
 // TestExpiry: transactional.id.expiration.ms after its last use an idle

@@ -133,6 +133,17 @@ func (c *Coordinator) fenceAndAbortLocked(e *txnEntry, coordEpoch int32) error {
 	}
 	// The fenced epoch is nobody's to retry with.
 	next.LastProducerEpoch = -1
+	if c.transactionVersion.Load() >= 2 {
+		// Kafka 4 aborts a fenced transaction as an EndTxn at the
+		// cluster's transaction.version: at 2 that bumps the epoch once
+		// more, so the fenced producer's epoch is two below the abort's
+		// and its late EndTxn is PRODUCER_FENCED, never a retry.
+		next.ClientTransactionVersion = 2
+		if next.ProducerEpoch < math.MaxInt16 {
+			next.LastProducerEpoch = next.ProducerEpoch
+			next.ProducerEpoch++
+		}
+	}
 	next.State = StatePrepareAbort
 	next.LastUpdateTimestamp = c.now().UnixMilli()
 	if err := c.persistLocked(e, next); err != nil {
@@ -250,18 +261,33 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, p ProducerIDAndEpoc
 	}
 	defer e.mu.Unlock()
 	m := e.meta
-	// KIP-890 part 2: a retry of an EndTxn that bumped the epoch (or
-	// rotated the producer id) comes with the old epoch (or id); only an
-	// ended transaction can be the one retried (after InitProducerId the
-	// previous epoch is a fenced instance's).
-	ended := m.State == StatePrepareCommit || m.State == StatePrepareAbort ||
-		m.State == StateCompleteCommit || m.State == StateCompleteAbort
-	retry := tv2 && ended && ((p.ID == m.ProducerID && m.LastProducerEpoch >= 0 && p.Epoch == m.LastProducerEpoch) ||
-		(p.ID == m.PrevProducerID && p.ID != m.ProducerID && m.LastProducerEpoch < 0 && epochExhausted(p.Epoch)))
-	if p.ID != m.ProducerID && !retry {
+	// KIP-890 part 2, as Kafka 4's coordinator: a retry of an EndTxn that
+	// bumped the epoch comes with the epoch just below the current one,
+	// one that rotated the producer id with the old id at its last epoch.
+	// Both are read from the persisted state (the previous epoch is not
+	// persisted), so a retry sent to the coordinator that took over after
+	// a failover is still recognised. A fence bumps twice at
+	// transaction.version 2 (fenceAndAbortLocked), so the fenced
+	// producer's epoch is never taken for a retry.
+	retryOnOverflow := tv2 && p.ID == m.PrevProducerID && p.Epoch == math.MaxInt16-1 && m.ProducerEpoch == 0
+	retryOnBump := tv2 && p.ID == m.ProducerID && int32(p.Epoch)+1 == int32(m.ProducerEpoch)
+	retry := retryOnBump || retryOnOverflow
+	if p.ID != m.ProducerID && !retryOnOverflow {
 		return noProducer, fmt.Errorf("%w: producer %d is not the producer of %q", kerr.InvalidProducerIDMapping, p.ID, id)
 	}
-	if p.Epoch != m.ProducerEpoch && !retry {
+	validEpoch := p.Epoch == m.ProducerEpoch
+	if tv2 {
+		// At transaction.version 2 the same epoch in a prepared state is
+		// the next EndTxn, not a retry of this one; only the retry is
+		// valid there, and in the completed states either.
+		switch m.State {
+		case StatePrepareCommit, StatePrepareAbort:
+			validEpoch = retryOnBump
+		case StateCompleteCommit, StateCompleteAbort:
+			validEpoch = validEpoch || retry
+		}
+	}
+	if !validEpoch {
 		return noProducer, fmt.Errorf("%w: epoch %d of producer %d is not the current epoch %d", kerr.ProducerFenced, p.Epoch, p.ID, m.ProducerEpoch)
 	}
 	current := func() ProducerIDAndEpoch {
@@ -275,9 +301,6 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, p ProducerIDAndEpoc
 	}
 	switch m.State {
 	case StateOngoing:
-		if retry {
-			return noProducer, fmt.Errorf("%w: epoch %d is not the current epoch %d", kerr.ProducerFenced, p.Epoch, m.ProducerEpoch)
-		}
 		if err := c.prepareEndLocked(ctx, e, coordEpoch, commit, tv2); err != nil {
 			return noProducer, err
 		}
@@ -343,6 +366,10 @@ func (c *Coordinator) prepareEndLocked(ctx context.Context, e *txnEntry, coordEp
 		next.State = StatePrepareCommit
 	}
 	next.LastUpdateTimestamp = c.now().UnixMilli()
+	// The markers follow the EndTxn's version, as Kafka's coordinator
+	// ends a transaction at the version of the request that ends it: a
+	// transaction.version 2 marker is at an epoch above the data's.
+	next.ClientTransactionVersion = 0
 	if tv2 {
 		if err := c.bumpForEndLocked(ctx, &next); err != nil {
 			return err

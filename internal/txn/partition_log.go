@@ -15,7 +15,9 @@ type StateLog interface {
 	// Append appends one record batch and returns once the in-sync
 	// replicas have it. Errors wrap kerr codes.
 	Append(partition int32, batch []byte) error
-	// Bounds returns the partition's log start offset and high watermark.
+	// Bounds returns the partition's log start offset and high
+	// watermark, once the high watermark covers the whole log as of the
+	// call: what the load replays (partition.InternalLog.Bounds says why).
 	Bounds(partition int32) (logStart, highWatermark int64, err error)
 	// Read returns whole batches from offset on (at least one), below
 	// the high watermark.

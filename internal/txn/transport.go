@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/vltava/vltava/internal/metadata"
+	"github.com/vltava/vltava/internal/security/clientauth"
 )
 
 // NetTransport is the MarkerTransport of a broker: leaders come from the
@@ -32,6 +33,9 @@ type NetTransport struct {
 	Listener string
 	// ClientID names this broker in the requests.
 	ClientID string
+	// Security is the inter-broker listener's protocol (TLS, SASL), as
+	// the replica fetchers connect; nil is PLAINTEXT.
+	Security *clientauth.Security
 
 	mu    sync.Mutex
 	conns map[int32]*markerConn
@@ -61,7 +65,7 @@ func (t *NetTransport) WriteTxnMarkers(ctx context.Context, node int32, req *kms
 		if c != nil {
 			c.close()
 		}
-		c = &markerConn{addr: addr, fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(t.ClientID))}
+		c = &markerConn{addr: addr, clientID: t.ClientID, sec: t.Security, fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(t.ClientID))}
 		t.conns[node] = c
 	}
 	t.mu.Unlock()
@@ -96,12 +100,14 @@ func (t *NetTransport) addr(node int32) (string, error) {
 // markerConn is one connection to a partition leader. mu serializes the
 // calls; no other lock is taken under it.
 type markerConn struct {
-	addr string
-	fmt  *kmsg.RequestFormatter
+	addr     string
+	clientID string
+	sec      *clientauth.Security // nil: PLAINTEXT
+	fmt      *kmsg.RequestFormatter
 
 	mu struct {
 		sync.Mutex
-		conn    net.Conn
+		conn    *clientauth.Conn
 		r       *bufio.Reader
 		corr    int32
 		version int16
@@ -123,6 +129,11 @@ func (c *markerConn) close() {
 func (c *markerConn) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.mu.conn != nil && c.mu.conn.Expired() {
+		// The SASL session is about to end (KIP-368): authenticate anew.
+		c.mu.conn.Close()
+		c.mu.conn = nil
+	}
 	if c.mu.conn == nil {
 		if err := c.dialLocked(ctx); err != nil {
 			return nil, err
@@ -138,10 +149,14 @@ func (c *markerConn) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMark
 	return resp.(*kmsg.WriteTxnMarkersResponse), nil
 }
 
-// dialLocked connects and negotiates the WriteTxnMarkers version.
+// dialLocked connects with the inter-broker listener's security protocol
+// and negotiates the WriteTxnMarkers version.
 func (c *markerConn) dialLocked(ctx context.Context) error {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", c.addr)
+	sec := c.sec
+	if sec == nil {
+		sec = clientauth.Plaintext
+	}
+	conn, err := sec.Dial(ctx, c.addr, c.clientID, nil, 5*time.Second)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ func startVltavaWithACLs(t *testing.T) *broker {
 	b.start(t, mustBinary(t, vltavaBinary), "server",
 		"--override", "listeners=PLAINTEXT://"+b.addr,
 		"--override", "log.dirs="+b.dataDir,
+		"--override", "admin.listeners=",
 		"--override", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"--override", "super.users=User:ANONYMOUS",
 		"--log-level", "warn")

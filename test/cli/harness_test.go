@@ -99,6 +99,7 @@ func startVltava(t testing.TB) *broker {
 	b.start(t, mustBinary(t, vltavaBinary), "server",
 		"--override", "listeners=PLAINTEXT://"+b.addr,
 		"--override", "log.dirs="+b.dataDir,
+		"--override", "admin.listeners=",
 		"--log-level", "warn")
 	return b
 }
@@ -113,6 +114,10 @@ func startKfake(t testing.TB) *broker {
 
 func (b *broker) start(t testing.TB, bin string, args ...string) {
 	t.Helper()
+	if len(args) > 0 && args[0] == "server" {
+		// Several brokers run at once: none binds the REST Proxy's 8082.
+		args = append([]string{"server", "--override", "rest.listeners="}, args[1:]...)
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &lockedWriter{b: &b.output}, &lockedWriter{b: &b.output}
 	if err := cmd.Start(); err != nil {

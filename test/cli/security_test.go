@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ func TestSecureCLI(t *testing.T) {
 	common := []string{
 		"--override", "listeners=PLAINTEXT://" + b.addr + ",SASL_SSL://" + secure,
 		"--override", "log.dirs=" + b.dataDir,
+		"--override", "admin.listeners=",
 		"--override", "inter.broker.listener.name=PLAINTEXT",
 	}
 	clusterID := strings.TrimSpace(ok(t, nil, "", "storage", "random-uuid"))
@@ -36,6 +38,7 @@ func TestSecureCLI(t *testing.T) {
 		"--override", "ssl.keystore.type=PEM",
 		"--override", "ssl.keystore.location="+keystore,
 		"--override", "sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512",
+		"--override", "delegation.token.secret.key=cli-token-secret",
 		"--log-level", "warn")...)
 
 	// The first controller commits the bootstrap credential with the
@@ -72,9 +75,73 @@ func TestSecureCLI(t *testing.T) {
 	if stderr := fails(t, nil, "", as(alice, "topics", "list")...); !strings.Contains(stderr, "SASL_AUTHENTICATION_FAILED") {
 		t.Errorf("a deleted user: %q", stderr)
 	}
+	// Delegation tokens (kafka-delegation-tokens.sh): the admin creates
+	// one, a client authenticates with it (ScramLoginModule
+	// tokenauth="true") as the admin, may not create tokens with it, and
+	// cannot authenticate once it is expired.
+	var created []struct {
+		TokenID string `json:"token_id"`
+		HMAC    string `json:"hmac"`
+		Owner   string `json:"owner"`
+	}
+	if err := json.Unmarshal([]byte(ok(t, nil, "", as(admin, "delegation-tokens", "--create", "--renewer-principal", "User:alice", "--output", "json")...)), &created); err != nil || len(created) != 1 || created[0].Owner != "User:admin" {
+		t.Fatalf("delegation-tokens --create: %+v %v", created, err)
+	}
+	token := writeFile(t, "token.properties", "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="`+created[0].TokenID+`" password="`+created[0].HMAC+`" tokenauth="true";`+"\n"+
+		"ssl.truststore.type=PEM\nssl.truststore.location="+caFile+"\n")
+	if out := ok(t, nil, "", as(token, "topics", "list")...); !strings.Contains(out, "secure") {
+		t.Errorf("topics list with the token: %q", out)
+	}
+	if out := ok(t, nil, "", as(admin, "delegation-tokens", "--describe")...); !strings.Contains(out, created[0].TokenID) || !strings.Contains(out, "[User:alice]") {
+		t.Errorf("delegation-tokens --describe: %q", out)
+	}
+	if stderr := fails(t, nil, "", as(token, "delegation-tokens", "--create")...); !strings.Contains(stderr, "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED") {
+		t.Errorf("a token-authenticated --create: %q", stderr)
+	}
+	ok(t, nil, "", as(admin, "delegation-tokens", "--expire", "--expiry-time-period", "-1", "--hmac", created[0].HMAC)...)
+	poll.True(t, 30*time.Second, "the expired token refused", func() bool {
+		return strings.Contains(run(t, nil, "", as(token, "topics", "list")...).stderr, "SASL_AUTHENTICATION_FAILED")
+	})
+
 	// A bad security property is refused naming it.
 	bad := writeFile(t, "bad.properties", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n")
 	if stderr := fails(t, nil, "", as(bad, "topics", "list")...); !strings.Contains(stderr, "sasl.jaas.config") {
 		t.Errorf("missing JAAS config: %q", stderr)
+	}
+}
+
+// TestOAuthBearerCLI: the CLI speaks OAUTHBEARER through --command-config
+// with Kafka's client properties (sasl.mechanism=OAUTHBEARER, an
+// OAuthBearerLoginModule with unsecuredLoginStringClaim_sub), against a
+// broker that validates unsecured tokens, and a login module of another
+// mechanism is refused naming it.
+func TestOAuthBearerCLI(t *testing.T) {
+	b := &broker{kind: "vltava", addr: freeAddr(t), dataDir: t.TempDir()}
+	sasl := freeAddr(t)
+	b.start(t, mustBinary(t, vltavaBinary), "server",
+		"--override", "listeners=PLAINTEXT://"+b.addr+",SASL_PLAINTEXT://"+sasl,
+		"--override", "log.dirs="+b.dataDir,
+		"--override", "inter.broker.listener.name=PLAINTEXT",
+		"--override", "sasl.enabled.mechanisms=OAUTHBEARER",
+		"--override", "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+		"--log-level", "warn")
+	cfg := writeFile(t, "oauth.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="alice";`+"\n")
+	as := func(args ...string) []string {
+		return append(args, "--bootstrap-server", sasl, "--command-config", cfg)
+	}
+	poll.True(t, 30*time.Second, "the OAUTHBEARER listener", func() bool {
+		return run(t, nil, "", as("topics", "list")...).code == 0
+	})
+	ok(t, nil, "", as("topics", "create", "tokens", "--partitions", "1")...)
+	ok(t, nil, "one\ntwo\n", as("produce", "tokens")...)
+	if got := ok(t, nil, "", as("consume", "tokens", "--from-beginning", "--max-messages", "2", "--timeout", "10s")...); got != "one\ntwo\n" {
+		t.Errorf("consumed %q", got)
+	}
+	bad := writeFile(t, "bad-oauth.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b";`+"\n")
+	if stderr := fails(t, nil, "", "topics", "list", "--bootstrap-server", sasl, "--command-config", bad); !strings.Contains(stderr, "OAuthBearerLoginModule") {
+		t.Errorf("a PLAIN login module for OAUTHBEARER: %q", stderr)
 	}
 }

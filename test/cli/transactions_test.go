@@ -20,6 +20,7 @@ func startTxnVltava(t *testing.T) *broker {
 	b.start(t, mustBinary(t, vltavaBinary), "server",
 		"--override", "listeners=PLAINTEXT://"+b.addr,
 		"--override", "log.dirs="+b.dataDir,
+		"--override", "admin.listeners=",
 		"--override", "transaction.state.log.replication.factor=1",
 		"--override", "transaction.state.log.min.isr=1",
 		"--log-level", "warn")

@@ -34,7 +34,7 @@ func TestVerifyTransactionalAgainstKfake(t *testing.T) {
 	}
 	// The table form names every anomaly kind.
 	table := ok(t, b, "", "verify", "--records", "50", "--producers", "1", "--partitions", "1")
-	for _, k := range []string{"lost", "duplicated", "reordered", "aborted-read", "offset-mismatch", "no anomalies"} {
+	for _, k := range []string{"lost", "duplicated", "int-nonmonotonic", "ext-nonmonotonic", "aborted-read", "offset-mismatch", "no anomalies"} {
 		if !strings.Contains(table, k) {
 			t.Errorf("verify table lacks %q:\n%s", k, table)
 		}
@@ -55,5 +55,33 @@ func TestVerifyKillCommand(t *testing.T) {
 	data, err := os.ReadFile(marker)
 	if err != nil || r.Kills < 2 || strings.Count(string(data), "x") != r.Kills {
 		t.Fatalf("verify reports %d kills, the command ran %d times (%v); want at least 2", r.Kills, strings.Count(string(data), "x"), err)
+	}
+}
+
+// TestVerifyProgressBar checks the progress bar verify draws on stderr
+// while it produces (--progress draws it without a terminal): it is
+// redrawn as acknowledgements arrive and ends at every record
+// acknowledged, while stdout carries only the report.
+func TestVerifyProgressBar(t *testing.T) {
+	b := startKfake(t)
+	r := run(t, b, "", "verify", "--records", "300", "--throughput", "300", "--producers", "1", "--partitions", "1",
+		"--progress", "--output", "json")
+	if r.code != 0 {
+		t.Fatalf("verify: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	frames := strings.Split(strings.TrimRight(r.stderr, "\n"), "\r")
+	last := frames[len(frames)-1]
+	if !strings.Contains(last, "["+strings.Repeat("=", 30)+"] 100% 300/300 acknowledged, 0 failed") {
+		t.Errorf("last progress frame %q, want a full bar at 300/300 acknowledged", last)
+	}
+	if strings.Count(r.stderr, "\r[") < 2 {
+		t.Errorf("progress bar drawn %d times over a run of about a second, want it redrawn:\n%q", strings.Count(r.stderr, "\r["), r.stderr)
+	}
+	if strings.Contains(r.stdout, "acknowledged, 0 failed") {
+		t.Errorf("the progress bar went to stdout: %q", r.stdout)
+	}
+	var rep struct{ Acknowledged int64 }
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Acknowledged != 300 {
+		t.Fatalf("verify report %q: %v, want 300 acknowledged", r.stdout, err)
 	}
 }

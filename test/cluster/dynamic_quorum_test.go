@@ -237,6 +237,7 @@ func TestDynamicQuorumRefusesUnformattedNode(t *testing.T) {
 	topo := newLoopbackTopology(t, 2)
 	dir := t.TempDir()
 	args := []string{"server",
+		"--override", "rest.listeners=",
 		"--override", "node.id=2",
 		"--override", "process.roles=broker,controller",
 		"--override", "listeners=PLAINTEXT://" + topo.brokerAddr(2) + ",CONTROLLER://" + topo.controllerAddr(2),
@@ -245,6 +246,7 @@ func TestDynamicQuorumRefusesUnformattedNode(t *testing.T) {
 		"--override", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"--override", "controller.quorum.bootstrap.servers=" + topo.controllerAddr(1),
 		"--override", "log.dirs=" + dir,
+		"--override", "admin.listeners=",
 	}
 	cmd := exec.Command(bin, args...)
 	done := make(chan struct{})

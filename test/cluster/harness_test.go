@@ -469,6 +469,7 @@ func (c *Cluster) config(n *Node) [][2]string {
 		{quorumKey, quorumValue},
 		{"log.dirs", strings.Join(n.LogDirs(), ",")},
 		{"admin.listeners", "http://" + n.admin},
+		{"rest.listeners", ""},
 	}
 	kv = append(kv, baseOverrides...)
 	return append(kv, c.opts.overrides...)

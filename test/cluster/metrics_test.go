@@ -83,10 +83,33 @@ func (c *Cluster) awaitClusterSum(name string, labels map[string]string, want fl
 	})
 }
 
+// nodeValue is name summed over node id's series.
+func (c *Cluster) nodeValue(id int32, name string) float64 {
+	c.t.Helper()
+	v, _, err := scrapeNode(c.Node(id), name, nil)
+	if err != nil {
+		c.t.Fatalf("scraping node %d: %v", id, err)
+	}
+	return v
+}
+
+// awaitNodeValue waits until name summed over node id's series equals want.
+func (c *Cluster) awaitNodeValue(id int32, name string, want float64, timeout time.Duration) {
+	c.t.Helper()
+	waitFor(c.t, timeout, fmt.Sprintf("%s on node %d = %v", name, id, want), func() (bool, string) {
+		v, _, err := scrapeNode(c.Node(id), name, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return v == want, fmt.Sprint(v)
+	})
+}
+
 // TestMetricsReplicationState checks the replication gauges of a 3-node
 // cluster as Kafka's dashboards read them: exactly one active controller
 // across the cluster; one under-replicated partition while a follower of an
-// rf=3 partition is paused with SIGSTOP, none again after SIGCONT; one
+// rf=3 partition is paused with SIGSTOP, none again after SIGCONT, and the
+// leader's ISR shrink and expansion counted once each; one
 // offline partition once the only replica of an rf=1 partition is killed,
 // counted by the active controller (wherever the quorum moved it), and the
 // active controller count still summing to 1.
@@ -104,12 +127,25 @@ func TestMetricsReplicationState(t *testing.T) {
 		}
 	}
 	c.awaitClusterSum("kafka_server_replicamanager_underreplicatedpartitions", nil, 0, 30*time.Second)
+	// The ISR counters of the leader: a shrink when the follower is out
+	// of the ISR in the image, an expansion when it is back; urp[0] is
+	// the only partition with a follower on the paused node.
+	const shrinks, expands = "kafka_server_replicamanager_isrshrinks_total", "kafka_server_replicamanager_isrexpands_total"
+	shrinks0, expands0 := c.nodeValue(leader, shrinks), c.nodeValue(leader, expands)
 	c.Node(follower).Pause()
 	logf(t, "paused follower %d of urp[0] (leader %d)", follower, leader)
 	c.awaitClusterSum("kafka_server_replicamanager_underreplicatedpartitions", nil, 1, 60*time.Second)
 	c.awaitClusterSum("kafka_cluster_partition_underreplicated", map[string]string{"topic": "urp"}, 1, 10*time.Second)
+	c.awaitNodeValue(leader, shrinks, shrinks0+1, 10*time.Second)
+	if v := c.nodeValue(leader, expands); v != expands0 {
+		t.Errorf("%s on the leader = %v while the follower is out, want %v", expands, v, expands0)
+	}
 	c.Node(follower).Resume()
 	c.awaitClusterSum("kafka_server_replicamanager_underreplicatedpartitions", nil, 0, 60*time.Second)
+	c.awaitNodeValue(leader, expands, expands0+1, 10*time.Second)
+	if v := c.nodeValue(leader, shrinks); v != shrinks0+1 {
+		t.Errorf("%s on the leader = %v after the follower is back, want %v (one shrink)", shrinks, v, shrinks0+1)
+	}
 
 	v = c.createTopic("lonely", 1, 1, nil)
 	only := v.Partitions[0].Leader

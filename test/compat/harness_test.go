@@ -299,6 +299,10 @@ func (b *Broker) args() []string {
 	args := []string{"server",
 		"--override", "listeners=" + listeners,
 		"--override", "log.dirs=" + b.dataDir,
+		// No admin port per broker unless a test asks for one
+		// (startBrokerWithAdmin): a taken one would stop start-up.
+		"--override", "admin.listeners=",
+		"--override", "rest.listeners=", // no REST Proxy unless a test asks (WithOverride)
 	}
 	for _, kv := range b.opts.overrides {
 		args = append(args, "--override", kv[0]+"="+kv[1])

@@ -266,3 +266,89 @@ func TestConsumerLag(t *testing.T) {
 		t.Errorf("/v1/consumer-lag group = %+v, want lag 600 at offset 400, state Empty", g)
 	}
 }
+
+// TestConsumerLagStable leaves a transaction open above committed data and
+// checks both lags: kafka_consumergroup_lag against the high watermark (the
+// open transaction's records included, as kafka_exporter counts them) and
+// kafka_consumergroup_lag_stable against the last stable offset, which
+// ListOffsets with read_committed reports too; once the transaction
+// commits, the two agree again.
+func TestConsumerLagStable(t *testing.T) {
+	t.Parallel()
+	b, admin := startBrokerWithAdmin(t)
+	adm := newAdmin(t, b)
+	topic, group := uniqueTopic(t), uniqueTopic(t)+"-group"
+	createTopic(t, adm, topic, 1, nil)
+	ctx := testContext(t, 90*time.Second)
+
+	plain := newClient(t, b, kgo.DefaultProduceTopic(topic))
+	var recs []*kgo.Record
+	for i := 0; i < 100; i++ {
+		recs = append(recs, &kgo.Record{Value: []byte(strconv.Itoa(i))})
+	}
+	if err := plain.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: topic, Partition: 0, At: 50, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctx, group, offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	txn := newClient(t, b, kgo.DefaultProduceTopic(topic), kgo.TransactionalID(uniqueTopic(t)+"-txn"))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	recs = recs[:0]
+	for i := 0; i < 30; i++ {
+		recs = append(recs, &kgo.Record{Value: []byte("open-" + strconv.Itoa(i))})
+	}
+	if err := txn.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	lso, err := adm.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := lso.Lookup(topic, 0); o.Offset != 100 {
+		t.Fatalf("ListOffsets read_committed = %d with the transaction open, want 100", o.Offset)
+	}
+	labels := map[string]string{"consumergroup": group, "topic": topic, "partition": "0"}
+	ok, want := equals(80)
+	awaitSample(t, admin, "kafka_consumergroup_lag", labels, ok, want+": 130 − 50, the open transaction included")
+	fams := scrape(t, admin)
+	if v, _ := sample(fams, "kafka_consumergroup_lag_stable", labels); v != 50 {
+		t.Errorf("kafka_consumergroup_lag_stable = %v with the transaction open, want 50 (LSO 100 − 50)", v)
+	}
+	if v, _ := sample(fams, "kafka_consumergroup_lag_stable_sum", map[string]string{"consumergroup": group, "topic": topic}); v != 50 {
+		t.Errorf("kafka_consumergroup_lag_stable_sum = %v, want 50", v)
+	}
+	resp, err := http.Get(admin + "/v1/consumer-lag?group=" + group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Groups []struct {
+			TotalStableLag int64 `json:"total_stable_lag"`
+			Partitions     []struct {
+				StableEndOffset int64 `json:"stable_end_offset"`
+				StableLag       int64 `json:"stable_lag"`
+			}
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if err != nil || len(body.Groups) != 1 || len(body.Groups[0].Partitions) != 1 ||
+		body.Groups[0].Partitions[0].StableEndOffset != 100 || body.Groups[0].Partitions[0].StableLag != 50 || body.Groups[0].TotalStableLag != 50 {
+		t.Errorf("/v1/consumer-lag: %+v (%v), want stable end 100, stable lag 50", body, err)
+	}
+
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	// 130 records and the commit marker: both ends are 131.
+	ok, want = equals(81)
+	awaitSample(t, admin, "kafka_consumergroup_lag_stable", labels, ok, want+" once the transaction committed")
+	if v, _ := sample(scrape(t, admin), "kafka_consumergroup_lag", labels); v != 81 {
+		t.Errorf("kafka_consumergroup_lag = %v after the commit, want 81", v)
+	}
+}

@@ -77,8 +77,15 @@ func TestPrometheusScrapesBroker(t *testing.T) {
 // returns its base URL once it is ready.
 func startPrometheus(t *testing.T, target string) string {
 	t.Helper()
+	return startPrometheusJobs(t, fmt.Sprintf("  - job_name: vltava\n    static_configs:\n      - targets: ['%s']\n", target))
+}
+
+// startPrometheusJobs is startPrometheus with the given scrape_configs
+// entries (YAML, indented as list items of scrape_configs).
+func startPrometheusJobs(t *testing.T, jobs string) string {
+	t.Helper()
 	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: vltava\n    static_configs:\n      - targets: ['%s']\n", target)
+	cfg := "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n" + jobs
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -49,7 +49,9 @@ func startSASLBroker(t *testing.T, mechanism string, listenerMech, broker map[st
 		"--override", "listeners=PLAINTEXT://" + b.plain + ",SASL_PLAINTEXT://" + b.sasl,
 		"--override", "inter.broker.listener.name=PLAINTEXT",
 		"--override", "log.dirs=" + t.TempDir(),
+		"--override", "admin.listeners=",
 		"--override", "sasl.enabled.mechanisms=" + mechanism,
+		"--override", "rest.listeners=",
 	}
 	prefix := "listener.name.sasl_plaintext." + strings.ToLower(mechanism) + "."
 	for k, v := range listenerMech {

@@ -6,15 +6,20 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -341,7 +346,8 @@ func TestKcatSecure(t *testing.T) {
 // TestDynamicKeystoreUpdate: a per-listener key store changed with
 // IncrementalAlterConfigs (listener.name.sasl_ssl.ssl.keystore.*, Kafka's
 // reconfigurable SSL configs) is served to new connections without a
-// restart.
+// restart; one that does not load, or whose certificate names other hosts
+// (KIP-978), is refused with INVALID_CONFIG and the one in force stays.
 func TestDynamicKeystoreUpdate(t *testing.T) {
 	sb := startSecureBroker(t)
 	ca2 := certs.NewCA(t, "second-ca")
@@ -349,7 +355,68 @@ func TestDynamicKeystoreUpdate(t *testing.T) {
 	adm := newAdmin(t, sb.Broker)
 	ctx := testContext(t, 30*time.Second)
 	set := func(k, v string) kadm.AlterConfig { return kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v} }
-	res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
+
+	// A key store that does not load is refused with INVALID_CONFIG, by
+	// both forms of AlterConfigs, and the one in force keeps serving.
+	bad := filepath.Join(sb.dir, "not-a-keystore.pem")
+	if err := os.WriteFile(bad, []byte("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	badConfigs := []kadm.AlterConfig{
+		set("listener.name.sasl_ssl.ssl.keystore.type", "PEM"),
+		set("listener.name.sasl_ssl.ssl.keystore.location", bad),
+	}
+	res, err := adm.AlterBrokerConfigs(ctx, badConfigs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if !errors.Is(r.Err, kerr.InvalidConfig) {
+			t.Fatalf("IncrementalAlterConfigs of a bad key store: %v %s, want INVALID_CONFIG", r.Err, r.ErrMessage)
+		}
+	}
+	res, err = adm.AlterBrokerConfigsState(ctx, badConfigs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if !errors.Is(r.Err, kerr.InvalidConfig) {
+			t.Fatalf("AlterConfigs of a bad key store: %v %s, want INVALID_CONFIG", r.Err, r.ErrMessage)
+		}
+	}
+	// KIP-978: a certificate for other names is refused too, unless
+	// ssl.allow.san.changes.
+	otherNames, _, _ := ca2.Server(t, "elsewhere.example").WritePEM(t, sb.dir, "broker-elsewhere", ca2)
+	res, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
+		set("listener.name.sasl_ssl.ssl.keystore.type", "PEM"),
+		set("listener.name.sasl_ssl.ssl.keystore.location", otherNames),
+	}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if !errors.Is(r.Err, kerr.InvalidConfig) || !strings.Contains(r.ErrMessage, "subject alternative names") {
+			t.Fatalf("a key store for other names: %v %s, want INVALID_CONFIG", r.Err, r.ErrMessage)
+		}
+	}
+	dc, err := adm.DescribeBrokerConfigs(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range dc {
+		for _, c := range rc.Configs {
+			if c.Key == "listener.name.sasl_ssl.ssl.keystore.location" && c.Source == kmsg.ConfigSourceDynamicBrokerConfig {
+				t.Fatalf("the refused key store was stored: %s = %v", c.Key, c.MaybeValue())
+			}
+		}
+	}
+	if c, err := tls.Dial("tcp", sb.saslSSL, sb.clientTLS(t, false)); err != nil {
+		t.Fatalf("the key store in force stopped serving after a refused update: %v", err)
+	} else {
+		c.Close()
+	}
+
+	res, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
 		set("listener.name.sasl_ssl.ssl.keystore.type", "PEM"),
 		set("listener.name.sasl_ssl.ssl.keystore.location", ks2),
 	}, 1)

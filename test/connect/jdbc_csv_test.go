@@ -324,4 +324,3 @@ func TestJDBCUnreachableDatabaseFails(t *testing.T) {
 	})
 	mustCall(t, w.url, "GET", "/connectors", nil, 200, nil)
 }
-

@@ -181,7 +181,7 @@ var WorkerDef = func() *connect.ConfigDef {
 }()
 
 // ignoredWorkerKeys are Kafka worker keys accepted without effect, each
-// with the reason (documented in docs/CONNECT.md).
+// with the reason (listed in docs/CONNECT.md).
 var ignoredWorkerKeys = map[string]string{
 	"metrics.sample.window.ms":     "Connect's JMX metrics are not exported",
 	"metrics.num.samples":          "Connect's JMX metrics are not exported",
@@ -303,6 +303,9 @@ func ParseConfig(props map[string]string, mode Mode) (*Config, error) {
 	}
 	if _, err := consumerOpts(c.consumerProps); err != nil {
 		return nil, fmt.Errorf("worker config consumer.%w", err)
+	}
+	if c.ExactlyOnceSource != "disabled" && mode == Distributed {
+		return nil, fmt.Errorf("worker config %s=%s is not supported yet (exactly-once source connectors are not implemented); use disabled", KeyExactlyOnceSource, c.ExactlyOnceSource)
 	}
 	switch mode {
 	case Standalone:

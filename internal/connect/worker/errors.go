@@ -191,16 +191,16 @@ func (h *errorHandler) toDLQ(ctx context.Context, stage Stage, class string, ori
 	return h.dlq.ProduceSync(pctx, rec).FirstErr()
 }
 
-// ensureTopic creates a topic if it does not exist (replication factor -1:
+// EnsureTopic creates a topic if it does not exist (replication factor -1:
 // the broker's default); an existing topic is fine.
-func ensureTopic(ctx context.Context, cl *kgo.Client, topic string, partitions int32, rf int16, configs map[string]*string) error {
+func EnsureTopic(ctx context.Context, cl *kgo.Client, topic string, partitions int32, rf int16, configs map[string]*string) error {
 	adm := kadm.NewClient(cl)
 	resp, err := adm.CreateTopic(ctx, partitions, rf, configs, topic)
-	if err != nil {
-		return err
+	if err == nil {
+		err = resp.Err
 	}
-	if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
-		return resp.Err
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return err
 	}
 	return nil
 }

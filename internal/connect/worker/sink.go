@@ -260,7 +260,7 @@ func (t *taskRun) runSink(task connect.SinkTask, conv *Converters, chain *Chain,
 		}
 		defer dlq.Close()
 		ctx, cancel := context.WithTimeout(t.ctx, 30*time.Second)
-		err = ensureTopic(ctx, dlq, ep.dlqTopic, 1, ep.dlqRF, nil)
+		err = EnsureTopic(ctx, dlq, ep.dlqTopic, 1, ep.dlqRF, nil)
 		cancel()
 		if err != nil {
 			cl.Close()

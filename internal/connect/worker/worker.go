@@ -71,17 +71,20 @@ func (w *Worker) report(id TaskID, st State, err error) {
 
 // ClientOpts are the options of every Kafka client the worker makes:
 // bootstrap, client id and the security settings.
-func (w *Worker) ClientOpts(clientID string) []kgo.Opt {
-	if w.cfg.ClientID != "" {
-		clientID = w.cfg.ClientID + "-" + clientID
+func (w *Worker) ClientOpts(clientID string) []kgo.Opt { return w.cfg.ClientOpts(clientID, w.log) }
+
+// ClientOpts are the options of a Kafka client of the worker.
+func (c *Config) ClientOpts(clientID string, log *slog.Logger) []kgo.Opt {
+	if c.ClientID != "" {
+		clientID = c.ClientID + "-" + clientID
 	}
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(w.cfg.Bootstrap...),
+		kgo.SeedBrokers(c.Bootstrap...),
 		kgo.ClientID(clientID),
 		kgo.MetadataMinAge(500 * time.Millisecond),
-		kgo.WithLogger(kgoLogger{w.log}),
+		kgo.WithLogger(kgoLogger{log}),
 	}
-	return append(opts, w.cfg.Security.KgoOpts()...)
+	return append(opts, c.Security.KgoOpts()...)
 }
 
 // connectorRun is one running connector instance.

@@ -3,9 +3,11 @@
 // broker-to-controller channel, admin forwarding) and for the CLI: from
 // Kafka's client property names (security.protocol, ssl.*, sasl.mechanism,
 // sasl.jaas.config with PlainLoginModule or ScramLoginModule, username and
-// password) it builds the TLS configuration and SASL credentials, dials and
-// authenticates raw connections (SaslHandshake v1 and SaslAuthenticate),
-// and gives franz-go's kgo the same as options.
+// password; OAuthBearerLoginModule or Krb5LoginModule with the options
+// oauthbearer.NewClient and gssapi.NewClient read) it builds the TLS
+// configuration and SASL credentials, dials and authenticates raw
+// connections (SaslHandshake v1 and SaslAuthenticate), and gives
+// franz-go's kgo the same as options.
 package clientauth
 
 import (
@@ -15,7 +17,11 @@ import (
 	"net"
 	"strings"
 
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/vltava/vltava/internal/security/gssapi"
 	"github.com/vltava/vltava/internal/security/jaas"
+	"github.com/vltava/vltava/internal/security/oauthbearer"
 	"github.com/vltava/vltava/internal/security/tlsconf"
 )
 
@@ -36,6 +42,12 @@ type Security struct {
 	Mechanism string
 	Username  string
 	Password  string
+	// Token is the SCRAM login module's tokenauth="true": Username is a
+	// delegation token id, Password its HMAC (KIP-48).
+	Token bool
+	// mech is the client side of OAUTHBEARER and GSSAPI (nil for PLAIN
+	// and SCRAM, which Username and Password are enough for).
+	mech kgosasl.Mechanism
 }
 
 // Plaintext is a PLAINTEXT client.
@@ -75,10 +87,21 @@ func New(lookup func(string) (string, bool), protocol, mechanism string) (*Secur
 		if s.Mechanism == "" {
 			s.Mechanism = "GSSAPI"
 		}
+		var err error
 		switch s.Mechanism {
 		case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		case "OAUTHBEARER":
+			if s.mech, err = oauthbearer.NewClient(lookup); err != nil {
+				return nil, fmt.Errorf("sasl.mechanism OAUTHBEARER: %w", err)
+			}
+			return s, nil
+		case "GSSAPI":
+			if s.mech, err = gssapi.NewClient(lookup); err != nil {
+				return nil, fmt.Errorf("sasl.mechanism GSSAPI: %w", err)
+			}
+			return s, nil
 		default:
-			return nil, fmt.Errorf("sasl.mechanism %s is not supported on the client side (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", s.Mechanism)
+			return nil, fmt.Errorf("sasl.mechanism %s is not supported on the client side (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI)", s.Mechanism)
 		}
 		raw, ok := lookup("sasl.jaas.config")
 		if !ok || strings.TrimSpace(raw) == "" {
@@ -96,6 +119,7 @@ func New(lookup func(string) (string, bool), protocol, mechanism string) (*Secur
 			return nil, fmt.Errorf("sasl.jaas.config for %s must use %s, not %s", s.Mechanism, want, mod.Class)
 		}
 		s.Username, s.Password = mod.Options["username"], mod.Options["password"]
+		s.Token = want == scramModule && strings.EqualFold(mod.Options["tokenauth"], "true")
 		if s.Username == "" || s.Password == "" {
 			return nil, errors.New("sasl.jaas.config needs username and password options")
 		}

@@ -26,7 +26,12 @@ func TestNew(t *testing.T) {
 			func(s *Security) bool {
 				return s.Mechanism == "SCRAM-SHA-256" && s.Username == "u" && s.Password == "p" && len(s.KgoOpts()) == 1
 			}},
-		{map[string]string{"security.protocol": "SASL_PLAINTEXT"}, "GSSAPI is not supported", nil},
+		{map[string]string{"security.protocol": "SASL_PLAINTEXT"}, "sasl.jaas.config is required for GSSAPI", nil},
+		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+			"sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";`}, "",
+			func(s *Security) bool { return s.Mechanism == "OAUTHBEARER" && s.mech != nil && len(s.KgoOpts()) == 1 }},
+		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER"}, "sasl.jaas.config is required for OAUTHBEARER", nil},
+		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "DIGEST-MD5"}, "not supported on the client side", nil},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "sasl.jaas.config is needed", nil},
 		{map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
 			"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`}, "must use", nil},

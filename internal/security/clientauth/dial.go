@@ -3,8 +3,6 @@ package clientauth
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	xscram "github.com/xdg-go/scram"
 )
 
 // Conn is an established, authenticated connection.
@@ -66,7 +63,7 @@ func (s *Security) Dial(ctx context.Context, addr, clientID string, preamble []b
 		}
 	}
 	if s.Mechanism != "" {
-		life, err := s.authenticate(c.Conn, clientID)
+		life, err := s.authenticate(ctx, c.Conn, addr, clientID)
 		if err != nil {
 			return nil, fmt.Errorf("SASL %s with %s: %w", s.Mechanism, addr, err)
 		}
@@ -81,7 +78,7 @@ func (s *Security) Dial(ctx context.Context, addr, clientID string, preamble []b
 
 // authenticate runs SaslHandshake v1 and the SaslAuthenticate v1 exchange
 // and returns the session lifetime.
-func (s *Security) authenticate(c net.Conn, clientID string) (time.Duration, error) {
+func (s *Security) authenticate(ctx context.Context, c net.Conn, addr, clientID string) (time.Duration, error) {
 	rt := &roundTripper{c: c, r: bufio.NewReader(c), f: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
@@ -93,16 +90,14 @@ func (s *Security) authenticate(c net.Conn, clientID string) (time.Duration, err
 	if err := kerr.ErrorForCode(hsResp.ErrorCode); err != nil {
 		return 0, fmt.Errorf("SaslHandshake: %w (enabled: %v)", err, hsResp.SupportedMechanisms)
 	}
-	step, err := s.steps()
+	sess, out, err := s.mechanism().Authenticate(ctx, addr)
 	if err != nil {
 		return 0, err
 	}
-	var in []byte
-	for {
-		out, done, err := step(in)
-		if err != nil {
-			return 0, err
-		}
+	// As kgo: write while the session is not done or has a last message
+	// to send; the server's answer to that last message ends it.
+	var life time.Duration
+	for done := false; !done || len(out) > 0; {
 		au := kmsg.NewPtrSASLAuthenticateRequest()
 		au.SetVersion(1)
 		au.SASLAuthBytes = out
@@ -117,51 +112,17 @@ func (s *Security) authenticate(c net.Conn, clientID string) (time.Duration, err
 			}
 			return 0, fmt.Errorf("%w: %s", err, msg)
 		}
-		in = auResp.SASLAuthBytes
-		if done {
-			if _, _, err := step(in); err != nil { // verify the server's final message
+		life = time.Duration(auResp.SessionLifetimeMillis) * time.Millisecond
+		out = nil
+		if !done {
+			// The session checks the server's messages, its final
+			// one included (SCRAM's signature, GSSAPI's layers).
+			if done, out, err = sess.Challenge(auResp.SASLAuthBytes); err != nil {
 				return 0, err
 			}
-			return time.Duration(auResp.SessionLifetimeMillis) * time.Millisecond, nil
 		}
 	}
-}
-
-// steps returns the client side of the mechanism: each call takes the
-// server's last token and returns the next client token, done marking the
-// last one; after done, one more call checks the server's final token.
-func (s *Security) steps() (func([]byte) ([]byte, bool, error), error) {
-	switch s.Mechanism {
-	case "PLAIN":
-		sent := false
-		return func([]byte) ([]byte, bool, error) {
-			if sent {
-				return nil, true, nil
-			}
-			sent = true
-			return []byte("\x00" + s.Username + "\x00" + s.Password), true, nil
-		}, nil
-	case "SCRAM-SHA-256", "SCRAM-SHA-512":
-		gen := xscram.HashGeneratorFcn(sha256.New)
-		if s.Mechanism == "SCRAM-SHA-512" {
-			gen = sha512.New
-		}
-		client, err := gen.NewClient(s.Username, s.Password, "")
-		if err != nil {
-			return nil, err
-		}
-		conv := client.NewConversation()
-		n := 0
-		return func(in []byte) ([]byte, bool, error) {
-			n++
-			out, err := conv.Step(string(in))
-			if err != nil {
-				return nil, false, err
-			}
-			return []byte(out), n == 2, nil
-		}, nil
-	}
-	return nil, fmt.Errorf("unsupported mechanism %s", s.Mechanism)
+	return life, nil
 }
 
 // roundTripper sends one request at a time on a connection being set up.

@@ -2,6 +2,7 @@ package clientauth
 
 import (
 	"github.com/twmb/franz-go/pkg/kgo"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
@@ -31,14 +32,26 @@ func (s *Security) kgoTLS() kgo.Opt {
 // KgoSASLOpts is the SASL option alone (for a client with a dialer of its
 // own, which does the TLS: TLSFor).
 func (s *Security) KgoSASLOpts() []kgo.Opt {
-	var opts []kgo.Opt
+	if s.Mechanism == "" {
+		return nil
+	}
+	return []kgo.Opt{kgo.SASL(s.mechanism())}
+}
+
+// mechanism is the client side of the SASL mechanism, franz-go's: the
+// connections Vltava dials itself (Dial) run it as kgo does.
+func (s *Security) mechanism() kgosasl.Mechanism {
 	switch s.Mechanism {
 	case "PLAIN":
-		opts = append(opts, kgo.SASL(plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism()))
+		return plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism()
 	case "SCRAM-SHA-256":
-		opts = append(opts, kgo.SASL(scram.Auth{User: s.Username, Pass: s.Password}.AsSha256Mechanism()))
+		return scram.Auth{User: s.Username, Pass: s.Password, IsToken: s.Token}.AsSha256Mechanism()
 	case "SCRAM-SHA-512":
-		opts = append(opts, kgo.SASL(scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism()))
+		return scram.Auth{User: s.Username, Pass: s.Password, IsToken: s.Token}.AsSha512Mechanism()
 	}
-	return opts
+	// OAUTHBEARER and GSSAPI, built by New.
+	if s.mech == nil {
+		panic("clientauth: no client mechanism for " + s.Mechanism)
+	}
+	return s.mech
 }

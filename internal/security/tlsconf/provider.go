@@ -2,9 +2,12 @@ package tlsconf
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,6 +88,69 @@ func (p *Provider) Update(lookup Lookup) error {
 	p.current.Store(l)
 	p.mu.err = nil
 	return nil
+}
+
+// CheckUpdate loads the stores a dynamic update to these settings would
+// give, installing nothing, so that an update whose stores do not load is
+// refused before it is committed. As Kafka's (KIP-978), the new key
+// store's certificate must also keep the subject distinguished name and
+// the subject alternative names of the one in force, unless
+// ssl.allow.dn.changes or ssl.allow.san.changes (read through lookup)
+// is true.
+func (p *Provider) CheckUpdate(lookup Lookup) error {
+	l, err := loadServer(ReadSettings(lookup))
+	if err != nil {
+		return err
+	}
+	cur, next := leaf(p.current.Load().config), leaf(l.config)
+	if cur == nil || next == nil {
+		return errors.New("a key store without a certificate")
+	}
+	allowed := func(k string) bool {
+		v, _ := lookup(k)
+		return strings.EqualFold(strings.TrimSpace(v), "true")
+	}
+	if !allowed("ssl.allow.dn.changes") && cur.Subject.String() != next.Subject.String() {
+		return fmt.Errorf("the key store's distinguished name does not match: in force %q, new %q (ssl.allow.dn.changes=true allows it)", cur.Subject, next.Subject)
+	}
+	if !allowed("ssl.allow.san.changes") && !slices.Equal(subjectAltNames(cur), subjectAltNames(next)) {
+		return fmt.Errorf("the key store's subject alternative names do not match: in force %v, new %v (ssl.allow.san.changes=true allows it)", subjectAltNames(cur), subjectAltNames(next))
+	}
+	return nil
+}
+
+// leaf is a server configuration's certificate, parsed.
+func leaf(cfg *tls.Config) *x509.Certificate {
+	if len(cfg.Certificates) == 0 || len(cfg.Certificates[0].Certificate) == 0 {
+		return nil
+	}
+	if c := cfg.Certificates[0].Leaf; c != nil {
+		return c
+	}
+	c, err := x509.ParseCertificate(cfg.Certificates[0].Certificate[0])
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// subjectAltNames are a certificate's SANs of every kind, as a sorted set.
+func subjectAltNames(c *x509.Certificate) []string {
+	var out []string
+	for _, d := range c.DNSNames {
+		out = append(out, "DNS:"+d)
+	}
+	for _, ip := range c.IPAddresses {
+		out = append(out, "IP:"+ip.String())
+	}
+	for _, e := range c.EmailAddresses {
+		out = append(out, "email:"+e)
+	}
+	for _, u := range c.URIs {
+		out = append(out, "URI:"+u.String())
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Err is the error of the last failed reload from changed files, nil if

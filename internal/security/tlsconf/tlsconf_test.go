@@ -5,6 +5,7 @@ import (
 	"crypto/x509/pkix"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -323,5 +324,57 @@ func TestReloadOnFileChange(t *testing.T) {
 	}
 	if _, err := handshake(t, p, trusts(ca1)); err != nil {
 		t.Errorf("after a failed Update: %v", err)
+	}
+}
+
+// TestCheckUpdate: a dynamic key store update is checked without being
+// installed: a store that does not load, and (KIP-978) a certificate with
+// another subject or other SANs unless ssl.allow.dn.changes /
+// ssl.allow.san.changes, are refused; a new certificate for the same names
+// passes.
+func TestCheckUpdate(t *testing.T) {
+	dir := t.TempDir()
+	ca := certs.NewCA(t, "ca")
+	ks, _, _ := ca.Server(t).WritePEM(t, dir, "server", ca)
+	p, err := NewServer(lookupOf(map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.location": ks}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := p.current.Load()
+	update := func(path string, extra ...string) error {
+		m := map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.location": path}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i]] = extra[i+1]
+		}
+		return p.CheckUpdate(lookupOf(m))
+	}
+	ca2 := certs.NewCA(t, "other-ca")
+	same, _, _ := ca2.Server(t).WritePEM(t, t.TempDir(), "same-names", ca2)
+	if err := update(same); err != nil {
+		t.Errorf("a certificate with the same subject and SANs: %v", err)
+	}
+	if err := update(filepath.Join(dir, "missing.pem")); err == nil {
+		t.Error("a key store that does not exist passed")
+	}
+	otherSAN, _, _ := ca.Server(t, "broker.example").WritePEM(t, t.TempDir(), "san", ca)
+	if err := update(otherSAN); err == nil || !strings.Contains(err.Error(), "subject alternative names") {
+		t.Errorf("other SANs: %v, want refused", err)
+	}
+	if err := update(otherSAN, "ssl.allow.san.changes", "true"); err != nil {
+		t.Errorf("other SANs with ssl.allow.san.changes=true: %v", err)
+	}
+	client := ca.Client(t, pkix.Name{CommonName: "someone-else"})
+	otherDN := filepath.Join(t.TempDir(), "dn.pem")
+	if err := os.WriteFile(otherDN, append(append(append([]byte{}, client.CertPEM...), ca.PEM...), client.KeyPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := update(otherDN, "ssl.allow.san.changes", "true"); err == nil || !strings.Contains(err.Error(), "distinguished name") {
+		t.Errorf("another subject: %v, want refused", err)
+	}
+	if err := update(otherDN, "ssl.allow.san.changes", "true", "ssl.allow.dn.changes", "true"); err != nil {
+		t.Errorf("another subject with both allowed: %v", err)
+	}
+	if p.current.Load() != before {
+		t.Error("CheckUpdate installed a configuration")
 	}
 }

@@ -23,6 +23,7 @@ import (
 	xscram "github.com/xdg-go/scram"
 
 	"github.com/vltava/vltava/internal/security"
+	"github.com/vltava/vltava/internal/security/delegation"
 	"github.com/vltava/vltava/internal/security/sasl"
 )
 
@@ -52,8 +53,44 @@ type Credential struct {
 }
 
 // CredentialStore finds a user's credential for a mechanism (by its id).
+// A store that is also a delegation.Store authenticates delegation tokens
+// (a client-first message with the tokenauth=true extension, KIP-48).
 type CredentialStore interface {
 	ScramCredential(user string, mechanism int8) (Credential, bool)
+}
+
+// tokenCredential is the credential of a delegation token: its password
+// (the base64 HMAC) at the least iterations, as Kafka's token cache keeps,
+// or false if there is no such token or it has expired.
+func (m *Mechanism) tokenCredential(id string, salt []byte) (delegation.Token, Credential, bool) {
+	ts, ok := m.store.(delegation.Store)
+	if !ok {
+		return delegation.Token{}, Credential{}, false
+	}
+	t, ok := ts.DelegationToken(id)
+	if !ok || !time.Now().Before(t.Expires) {
+		return delegation.Token{}, Credential{}, false
+	}
+	c, err := NewCredential(m.typ, delegation.Password(t.HMAC), salt, MinIterations)
+	if err != nil {
+		return delegation.Token{}, Credential{}, false
+	}
+	return t, c, true
+}
+
+// tokenAuthRequested reports whether a client-first message carries the
+// tokenauth=true extension (RFC 5802 extensions follow the nonce).
+func tokenAuthRequested(clientFirst string) bool {
+	fields := strings.Split(clientFirst, ",")
+	if len(fields) < 5 {
+		return false
+	}
+	for _, f := range fields[4:] {
+		if k, v, ok := strings.Cut(f, "="); ok && k == "tokenauth" && strings.EqualFold(v, "true") {
+			return true
+		}
+	}
+	return false
 }
 
 // MechanismType returns the id of a mechanism name.
@@ -150,7 +187,17 @@ func (m *Mechanism) Start(sasl.ConnInfo) (sasl.Exchange, error) {
 	_, gen := hashFor(m.typ)
 	e := &exchange{m: m}
 	srv, err := gen.NewServer(func(user string) (xscram.StoredCredentials, error) {
-		c, ok := m.store.ScramCredential(user, m.typ)
+		var (
+			c  Credential
+			ok bool
+		)
+		if e.tokenAuth {
+			var salt [32]byte
+			rand.Read(salt[:])
+			e.token, c, ok = m.tokenCredential(user, salt[:])
+		} else {
+			c, ok = m.store.ScramCredential(user, m.typ)
+		}
 		if !ok {
 			// Kafka answers an unknown user like a wrong password;
 			// a made-up credential makes the proof check fail the
@@ -182,6 +229,10 @@ type exchange struct {
 	conv    *xscram.ServerConversation
 	cred    Credential
 	unknown bool
+	// tokenAuth is set by a tokenauth=true extension: the user name is a
+	// delegation token id, token the token found.
+	tokenAuth bool
+	token     delegation.Token
 
 	step        int
 	gs2Header   string
@@ -204,6 +255,7 @@ func (e *exchange) Next(_ context.Context, token []byte) ([]byte, bool, error) {
 	switch e.step {
 	case 1:
 		c1 := string(token)
+		e.tokenAuth = tokenAuthRequested(c1)
 		reply, err := e.conv.Step(c1)
 		if err != nil {
 			return nil, false, e.errInvalid()
@@ -289,5 +341,24 @@ func (e *exchange) verifyFinal(c2 string) ([]byte, error) {
 	return mac(e.cred.ServerKey, authMessage), nil
 }
 
-func (e *exchange) Principal() security.Principal { return security.User(e.user) }
-func (e *exchange) Lifetime() time.Duration       { return 0 }
+// Principal is the user, or a delegation token's owner.
+func (e *exchange) Principal() security.Principal {
+	if e.tokenAuth {
+		if p, err := security.ParsePrincipal(e.token.Owner); err == nil {
+			return p
+		}
+	}
+	return security.User(e.user)
+}
+
+// Lifetime is a delegation token's remaining life, else 0.
+func (e *exchange) Lifetime() time.Duration {
+	if e.tokenAuth {
+		return max(time.Until(e.token.Expires), time.Millisecond)
+	}
+	return 0
+}
+
+// TokenAuthenticated reports whether the exchange authenticated a
+// delegation token.
+func (e *exchange) TokenAuthenticated() bool { return e.tokenAuth }

@@ -1,0 +1,305 @@
+package main
+
+// The MirrorMaker scenarios, between two local Vltava nodes: mirror
+// throughput (1 KiB records preloaded on A, timed until `vltava mirror` has
+// copied them all to B) against the ceiling, a plain franz-go
+// consume+produce loop copying the same records on the same machine, the
+// two alternating run by run; and replication lag at a fixed 10,000
+// records/s (the record's timestamp, kept by the mirror, against the time
+// a consumer on B receives it).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+const mirrorSectionName = "mirror-1k"
+
+func mirrorSection(e env, nruns int, w func(string, ...any)) int {
+	if *only != "" && !strings.Contains(mirrorSectionName, *only) {
+		return 0
+	}
+	records := 500_000
+	lagSeconds := 20
+	if *smoke {
+		records, lagSeconds = 20_000, 3
+	}
+	w("\n## MirrorMaker (%d run(s), order alternating; %d records of 1 KiB, 4 partitions)\n\n", nruns, records)
+	w("| run | franz-go consume+produce loop MB/s | vltava mirror MB/s | mirror/loop |\n|---|---|---|---|\n")
+	failed := 0
+	var ratios []float64
+	for i := 0; i < nruns; i++ {
+		loop, mirror, err := measureMirror(e, records, i)
+		if err != nil {
+			w("| %d | failed: %v | | |\n", i+1, err)
+			failed++
+			continue
+		}
+		ratios = append(ratios, mirror/loop)
+		w("| %d | %.1f | %.1f | %.2f |\n", i+1, loop, mirror, mirror/loop)
+	}
+	if len(ratios) > 0 {
+		w("\nMedian mirror/loop: %.2f.\n", median(ratios))
+	}
+	p50, p99, err := measureMirrorLag(e, lagSeconds)
+	if err != nil {
+		w("\nLag at 10,000 records/s: failed: %v\n", err)
+		failed++
+	} else {
+		w("\nReplication lag at 10,000 records/s for %d s (record timestamp on A to receipt on B): p50 %.0f ms, p99 %.0f ms.\n", lagSeconds, p50, p99)
+	}
+	return failed
+}
+
+// twoNodes starts A and B.
+func twoNodes(e env, name string) (a, b *broker, err error) {
+	dir := filepath.Join(e.base, name)
+	a, _, err = startBroker(e, "vltava", filepath.Join(dir, "a"), freePort(), "schema.registry.listeners=")
+	if err != nil {
+		return nil, nil, err
+	}
+	b, _, err = startBroker(e, "vltava", filepath.Join(dir, "b"), freePort(), "schema.registry.listeners=")
+	if err != nil {
+		a.kill()
+		return nil, nil, err
+	}
+	return a, b, nil
+}
+
+func preload(addr, topic string, n int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 4, 1, nil, topic); err != nil {
+		return err
+	}
+	val := make([]byte, 1024)
+	errs := make(chan error, 1)
+	for i := 0; i < n; i++ {
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint(i)), Value: val}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return err
+	}
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+func endTotal(adm *kadm.Client, topic string) int64 {
+	ends, err := adm.ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			n += o.Offset
+		}
+	})
+	return n
+}
+
+// copyLoop is the ceiling: consume A's topic, produce each record to B.
+func copyLoop(a, b, topic string, n int) (time.Duration, error) {
+	cons, err := kgo.NewClient(kgo.SeedBrokers(a), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return 0, err
+	}
+	defer cons.Close()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(b), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(50000))
+	if err != nil {
+		return 0, err
+	}
+	defer prod.Close()
+	ctx := context.Background()
+	if _, err := kadm.NewClient(prod).CreateTopic(ctx, 4, 1, nil, "copy."+topic); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for got := 0; got < n; {
+		fs := cons.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) {
+			got++
+			prod.Produce(ctx, &kgo.Record{Topic: "copy." + topic, Partition: r.Partition, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}, nil)
+		})
+	}
+	if err := prod.Flush(ctx); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+func mm2Bench(dir, a, b string, extra ...string) (string, error) {
+	lines := append([]string{"clusters = A, B", "A.bootstrap.servers = " + a, "B.bootstrap.servers = " + b, "A->B.enabled = true",
+		"replication.factor = 1", "offset-syncs.topic.replication.factor = 1", "checkpoints.topic.replication.factor = 1",
+		"heartbeats.topic.replication.factor = 1", "offset.storage.replication.factor = 1", "offset.flush.interval.ms = 1000"}, extra...)
+	p := filepath.Join(dir, "mm2.properties")
+	return p, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// measureMirror returns the loop's and the mirror's MB/s, the order
+// alternating with i.
+func measureMirror(e env, n, i int) (loopMBs, mirrorMBs float64, err error) {
+	a, b, err := twoNodes(e, fmt.Sprintf("mirror-%d", i))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer a.kill()
+	defer b.kill()
+	if err := preload(a.addr, "bench", n); err != nil {
+		return 0, 0, err
+	}
+	mb := float64(n) * 1024 / 1e6
+	loop := func() error {
+		d, err := copyLoop(a.addr, b.addr, "bench", n)
+		loopMBs = mb / d.Seconds()
+		return err
+	}
+	mirror := func() error {
+		d, err := runMirrorUntil(e, a.addr, b.addr, "A.bench", int64(n))
+		mirrorMBs = mb / d.Seconds()
+		return err
+	}
+	steps := []func() error{loop, mirror}
+	if i%2 == 1 {
+		slices.Reverse(steps)
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return 0, 0, err
+		}
+	}
+	return loopMBs, mirrorMBs, nil
+}
+
+// runMirrorUntil starts `vltava mirror` and times it from the process's
+// start (start-up and topic creation included: a ListOffsets request queued
+// behind the mirror's produce requests cannot time the first record) until
+// the remote topic holds want records.
+func runMirrorUntil(e env, a, b, remote string, want int64) (time.Duration, error) {
+	dir, err := os.MkdirTemp(e.base, "mm2-")
+	if err != nil {
+		return 0, err
+	}
+	cfg, err := mm2Bench(dir, a, b, "emit.checkpoints.enabled = false", "sync.topic.acls.enabled = false")
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(e.vltava, "mirror", "--config", cfg, "--log-level", "warn")
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(10 * time.Minute)
+	for endTotal(adm, remote) < want {
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("mirror did not copy %d records: %s", want, lastLine(logs.String()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Since(start), nil
+}
+
+// measureMirrorLag produces at 10,000 records/s on A for seconds and
+// measures, on B, receipt time minus the record's timestamp.
+func measureMirrorLag(e env, seconds int) (p50, p99 float64, err error) {
+	a, b, err := twoNodes(e, "mirror-lag")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer a.kill()
+	defer b.kill()
+	if err := preload(a.addr, "lag", 1); err != nil {
+		return 0, 0, err
+	}
+	dir, err := os.MkdirTemp(e.base, "mm2-lag-")
+	if err != nil {
+		return 0, 0, err
+	}
+	cfg, err := mm2Bench(dir, a.addr, b.addr, "emit.checkpoints.enabled = false", "sync.topic.acls.enabled = false")
+	if err != nil {
+		return 0, 0, err
+	}
+	cmd := exec.Command(e.vltava, "mirror", "--config", cfg, "--log-level", "warn")
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cons, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.ConsumeTopics("A.lag"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(100*time.Millisecond), kgo.MetadataMinAge(100*time.Millisecond))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cons.Close()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(a.addr), kgo.ProducerLinger(time.Millisecond))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer prod.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	total := 10_000 * seconds
+	go func() {
+		val := make([]byte, 1024)
+		tick := time.NewTicker(10 * time.Millisecond) // 100 records every 10 ms
+		defer tick.Stop()
+		for sent := 0; sent < total && ctx.Err() == nil; sent += 100 {
+			<-tick.C
+			for j := 0; j < 100; j++ {
+				prod.Produce(ctx, &kgo.Record{Topic: "lag", Value: val}, nil)
+			}
+		}
+	}()
+	var lags []float64
+	deadline := time.Now().Add(time.Duration(seconds)*time.Second + 2*time.Minute)
+	for len(lags) < total+1 && time.Now().Before(deadline) {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		fs := cons.PollFetches(pctx)
+		pcancel()
+		now := time.Now()
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Timestamp.After(started) { // not the record preloaded to create the topic
+				lags = append(lags, float64(now.Sub(r.Timestamp).Microseconds())/1000)
+			}
+		})
+	}
+	if len(lags) < total {
+		return 0, 0, fmt.Errorf("received %d of %d records on B", len(lags), total)
+	}
+	slices.Sort(lags)
+	return lags[len(lags)/2], lags[len(lags)*99/100], nil
+}
