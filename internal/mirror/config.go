@@ -119,14 +119,12 @@ var flowSettings = map[string]setting{
 	"offset.flush.interval.ms":                            {"60000", millis(func(f *Flow) *time.Duration { return &f.OffsetFlushInterval })},
 	"offset-syncs.topic.location":                         {"source", location},
 	"exactly.once.source.support":                         {"disabled", exactlyOnce},
-	"tasks.max":                                           {"1", positive},
+	"tasks.max":                                           {"1", onlyOne},
 	"replication.policy.class":                            {DefaultPolicyClass, nil},
 	"replication.policy.separator":                        {".", nil},
 	"topics.blacklist":                                    {"", nil}, // deprecated alias, mapped below
 	"groups.blacklist":                                    {"", nil},
-	"config.storage.replication.factor":                   {"3", positiveOrMinusOne},
-	"status.storage.replication.factor":                   {"3", positiveOrMinusOne},
-	"dedicated.mode.enable.internal.rest":                 {"false", func(*Flow, string) error { return nil }},
+	"dedicated.mode.enable.internal.rest":                 {"false", mustBeFalse},
 	"emit.offset-syncs.enabled":                           {"true", mustBeTrue},
 	"replication.policy.internal.topic.separator.enabled": {"true", mustBeTrue},
 }
@@ -379,18 +377,21 @@ func exactlyOnce(f *Flow, v string) error {
 	return nil
 }
 
-// positive takes tasks.max: a flow runs as one task in this process, so
-// any positive count is accepted.
-func positive(_ *Flow, v string) error {
-	if n, err := strconv.Atoi(v); err != nil || n < 1 {
-		return fmt.Errorf("%q is not a positive number", v)
+// onlyOne takes tasks.max: a flow runs as one task in this process, so a
+// larger count, which Kafka would split the partitions over, is refused
+// rather than ignored.
+func onlyOne(_ *Flow, v string) error {
+	if n, err := strconv.Atoi(v); err != nil || n != 1 {
+		return fmt.Errorf("%q: only 1 is supported (a flow runs as one task)", v)
 	}
 	return nil
 }
 
-func positiveOrMinusOne(_ *Flow, v string) error {
-	if n, err := strconv.Atoi(v); err != nil || (n < 1 && n != -1) {
-		return fmt.Errorf("%q is not a replication factor", v)
+// mustBeFalse takes dedicated.mode.enable.internal.rest: there is no REST
+// server between mirror processes.
+func mustBeFalse(_ *Flow, v string) error {
+	if b, err := strconv.ParseBool(v); err != nil || b {
+		return fmt.Errorf("only false is supported")
 	}
 	return nil
 }

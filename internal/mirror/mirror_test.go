@@ -160,14 +160,19 @@ func TestParseDefaultsAndOverrides(t *testing.T) {
 
 func TestParseRefusals(t *testing.T) {
 	for key, c := range map[string]struct{ value, want string }{
-		"A->B.topics":                 {"orders[", "invalid regex"},
-		"groups.exclude":              {"(x", "invalid regex"},
-		"A.consumer.fetch.min.bytes":  {"1", "unsupported client configuration"},
-		"made.up.key":                 {"1", "unsupported configuration"},
-		"A->C.enabled":                {"true", "unknown cluster pair"},
-		"replication.policy.class":    {"x.Custom", "replication.policy.class"},
-		"offset-syncs.topic.location": {"middle", "not source or target"},
-		"emit.offset-syncs.enabled":   {"false", "only true"},
+		"A->B.topics":                         {"orders[", "invalid regex"},
+		"groups.exclude":                      {"(x", "invalid regex"},
+		"A.consumer.fetch.min.bytes":          {"1", "unsupported client configuration"},
+		"made.up.key":                         {"1", "unsupported configuration"},
+		"A->C.enabled":                        {"true", "unknown cluster pair"},
+		"replication.policy.class":            {"x.Custom", "replication.policy.class"},
+		"offset-syncs.topic.location":         {"middle", "not source or target"},
+		"emit.offset-syncs.enabled":           {"false", "only true"},
+		"tasks.max":                           {"4", "only 1"},
+		"A->B.tasks.max":                      {"2", "only 1"},
+		"config.storage.replication.factor":   {"1", "unsupported configuration"},
+		"status.storage.replication.factor":   {"1", "unsupported configuration"},
+		"dedicated.mode.enable.internal.rest": {"true", "only false"},
 	} {
 		p := base()
 		p[key] = c.value

@@ -184,8 +184,6 @@ func mm2Props(a, b string, extra ...string) string {
 		"heartbeats.topic.replication.factor = 1",
 		"offset-syncs.topic.replication.factor = 1",
 		"offset.storage.replication.factor = 1",
-		"status.storage.replication.factor = 1",
-		"config.storage.replication.factor = 1",
 		"refresh.topics.interval.seconds = 2",
 		"refresh.groups.interval.seconds = 2",
 		"sync.topic.configs.interval.seconds = 2",

@@ -270,6 +270,13 @@ func ParseConfig(props map[string]string, mode Mode) (*Config, error) {
 	if len(c.Listeners) == 0 {
 		return nil, fmt.Errorf("worker config %s is empty", KeyListeners)
 	}
+	for _, l := range c.Listeners {
+		// The worker has no listeners.https.ssl.* keys yet: an https
+		// endpoint is refused here rather than failing at start.
+		if l.Scheme != "http" {
+			return nil, fmt.Errorf("worker config %s: %s://%s:%d: only http endpoints are supported", KeyListeners, l.Scheme, l.Host, l.Port)
+		}
+	}
 	if l := s(KeyAdvertisedListener); l != "" && !strings.EqualFold(l, "http") {
 		return nil, fmt.Errorf("worker config %s=%s: only http is supported", KeyAdvertisedListener, l)
 	}
