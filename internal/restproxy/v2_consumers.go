@@ -577,8 +577,35 @@ func (ci *consumerInstance) seekTo(to map[string]map[int32]kgo.EpochOffset) {
 			ci.positions[t][part] = eo // the position a commit of everything commits, as Kafka's
 		}
 	}
+	manual := len(ci.assigned) > 0
 	ci.mu.Unlock()
-	ci.client.SetOffsets(to)
+	if !manual {
+		ci.client.SetOffsets(to)
+		return
+	}
+	// A manual assignment consumes directly, and SetOffsets skips a
+	// partition whose metadata the client has not loaded yet, so a seek
+	// right after the assignment would be lost. Removing and re-adding the
+	// partitions at the new offsets holds either way, and drops what was
+	// fetched from them.
+	remove := map[string][]int32{}
+	add := map[string]map[int32]kgo.Offset{}
+	assigned := map[topicPartition]bool{}
+	for _, tp := range ci.assigned {
+		assigned[tp] = true
+	}
+	for t, ps := range to {
+		add[t] = map[int32]kgo.Offset{}
+		for part, eo := range ps {
+			if !assigned[topicPartition{Topic: t, Partition: part}] {
+				continue // as SetOffsets skips what is not consumed
+			}
+			remove[t] = append(remove[t], part)
+			add[t][part] = kgo.NewOffset().At(eo.Offset)
+		}
+	}
+	ci.client.RemoveConsumePartitions(remove)
+	ci.client.AddConsumePartitions(add)
 }
 
 func (p *Proxy) v2Seek(w http.ResponseWriter, r *http.Request, ci *consumerInstance) error {
