@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -24,33 +26,63 @@ type connectClient struct {
 	output string
 	out    io.Writer
 	http   *http.Client
+	wait   time.Duration // how long to retry a worker not ready (call)
 }
 
 // call performs a request; a non-2xx answer is an error with the worker's
-// message.
+// message. For up to c.wait it retries while the worker cannot answer yet:
+// nothing listens at the URL (a node or worker still starting), or the
+// worker answers 409 because it is joining or rebalancing its group (the
+// REST API's "momentarily" conflict, which Kafka's clients retry too). A
+// 409 for another reason, such as an existing connector, is not retried.
 func (c *connectClient) call(method, path string, body any) ([]byte, int, error) {
-	var rd io.Reader
+	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return nil, 0, err
 		}
-		rd = bytes.NewReader(b)
+		payload = b
+	}
+	deadline := time.Now().Add(c.wait)
+	backoff := 100 * time.Millisecond
+	for {
+		b, code, err, retry := c.callOnce(method, path, payload)
+		if !retry || time.Now().Add(backoff).After(deadline) {
+			return b, code, err
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// retriedConflicts are the 409 messages of a worker that is not yet, or
+// not at the moment, able to serve a request (herder.ErrRebalancing and
+// the forwarding conflict).
+var retriedConflicts = []string{
+	"Cannot complete request momentarily",
+	"Cannot complete request because of a conflicting operation",
+}
+
+func (c *connectClient) callOnce(method, path string, payload []byte) (_ []byte, _ int, _ error, retry bool) {
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
 	}
 	req, err := http.NewRequest(method, strings.TrimSuffix(c.base, "/")+path, rd)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, err, false
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("connect worker at %s: %w", c.base, err)
+		return nil, 0, fmt.Errorf("connect worker at %s: %w", c.base, err), errors.Is(err, syscall.ECONNREFUSED)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, resp.StatusCode, err
+		return nil, resp.StatusCode, err, false
 	}
 	if resp.StatusCode >= 300 {
 		var e struct {
@@ -58,11 +90,17 @@ func (c *connectClient) call(method, path string, body any) ([]byte, int, error)
 			Message string `json:"message"`
 		}
 		if json.Unmarshal(b, &e) == nil && e.Message != "" {
-			return nil, resp.StatusCode, fmt.Errorf("%s %s: %d: %s", method, path, resp.StatusCode, e.Message)
+			retry := false
+			if resp.StatusCode == http.StatusConflict {
+				for _, m := range retriedConflicts {
+					retry = retry || strings.HasPrefix(e.Message, m)
+				}
+			}
+			return nil, resp.StatusCode, fmt.Errorf("%s %s: %d: %s", method, path, resp.StatusCode, e.Message), retry
 		}
-		return nil, resp.StatusCode, fmt.Errorf("%s %s: HTTP %d", method, path, resp.StatusCode)
+		return nil, resp.StatusCode, fmt.Errorf("%s %s: HTTP %d", method, path, resp.StatusCode), false
 	}
-	return b, resp.StatusCode, nil
+	return b, resp.StatusCode, nil, false
 }
 
 // printJSON writes a JSON answer indented.
@@ -89,6 +127,7 @@ func addConnectClientCommands(parent *cobra.Command) {
 	add := func(c *cobra.Command) {
 		c.Flags().StringVar(&cc.base, "connect-url", def, "the worker's REST API (env VLTAVA_CONNECT_URL)")
 		c.Flags().StringVar(&cc.output, "output", "table", "output format: table or json")
+		c.Flags().DurationVar(&cc.wait, "wait", time.Minute, "how long to retry while the worker is starting or rebalancing (connection refused, or 409 \"Cannot complete request momentarily\"); 0: no retry")
 		pre := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			cc.out = cmd.OutOrStdout()

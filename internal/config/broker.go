@@ -212,6 +212,10 @@ type Broker struct {
 	RestConsumerRequestMaxBytes   int64          `config:"rest.consumer.request.max.bytes"`
 	RestMaxRequestBytes           int64          `config:"rest.max.request.bytes"`
 	RestSchemaRegistryURL         string         `config:"rest.schema.registry.url"`
+	// The embedded Connect worker (connect.go): ConnectWorker holds the
+	// connect.* keys with the prefix removed.
+	ConnectEnable bool `config:"connect.enable"`
+	ConnectWorker map[string]string
 
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
@@ -276,6 +280,9 @@ func ParseBroker(props map[string]string) (*Broker, []string, error) {
 	var errs []error
 	for _, k := range sortedNames(props) {
 		d := lookupBrokerDef(k)
+		if d == nil && isConnectWorkerKey(k) {
+			continue // the embedded worker validates its keys when it starts
+		}
 		if d == nil && props[k] != "" {
 			if why := unknownRefusal(k); why != "" {
 				errs = append(errs, &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("%s: %s; it is not accepted", k, why)})
@@ -508,6 +515,9 @@ func (b *Broker) fill() error {
 		return err
 	}
 	b.fillRest(str)
+	if err := b.fillConnect(str); err != nil {
+		return err
+	}
 
 	// log.dirs wins over log.dir; Vltava's ./data default applies only when
 	// neither is set.

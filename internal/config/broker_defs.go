@@ -359,6 +359,7 @@ func init() {
 	}
 	brokerDefList = append(brokerDefList, observabilityDefs...)
 	brokerDefList = append(brokerDefList, restDefs...)
+	brokerDefList = append(brokerDefList, connectDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {

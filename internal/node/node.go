@@ -37,6 +37,7 @@ import (
 
 	"github.com/vltava/vltava/internal/broker"
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/connect/runner"
 	"github.com/vltava/vltava/internal/controller"
 	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/group"
@@ -96,6 +97,9 @@ type Node struct {
 	obs *observability
 	// rest is the embedded REST Proxy (rest.go); nil without rest.listeners.
 	rest *restproxy.Proxy
+	// connect is the embedded Connect worker (connect.go); nil without
+	// connect.enable.
+	connect *runner.Runner
 	// telemetry receives client metrics (KIP-714); nil unless
 	// telemetry.enable.
 	telemetry *telemetry.Receiver
@@ -416,6 +420,11 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 	close(n.ready)
+	// After ready: the worker is a client of this node, whose requests
+	// wait for it.
+	if err := n.startConnect(); err != nil {
+		return nil, err
+	}
 	if n.tiered != nil {
 		n.tiered.start(cfg, b, n.partitions, n.ownListener(), ibSec)
 	}
@@ -760,6 +769,7 @@ func (n *Node) Close() error {
 
 func (n *Node) closeAll(controlled bool) error {
 	var errs []error
+	n.closeConnect() // a client of this node: first, while the broker serves it
 	if n.lifecycle != nil {
 		if controlled {
 			ctx, cancel := context.WithTimeout(context.Background(), controlledShutdownTimeout)
