@@ -319,7 +319,10 @@ func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int3
 		}
 		size += int(region.length) + len(rp.RecordBatches) // down-converted records are not a region
 		if sp := it.session; sp != nil {
-			changed := region.length > 0 || rp.ErrorCode != 0 || rp.DivergingEpoch.EndOffset >= 0 ||
+			// Records count whether in a region or in bytes (read from
+			// the remote tier, or down-converted): an incremental answer
+			// that left them out would stall the consumer on them.
+			changed := region.length > 0 || len(rp.RecordBatches) > 0 || rp.ErrorCode != 0 || rp.DivergingEpoch.EndOffset >= 0 ||
 				rp.HighWatermark != it.sentHighWatermark || rp.LastStableOffset != it.sentLastStableOffset ||
 				rp.LogStartOffset != it.sentLogStartOffset
 			if !full && !changed {

@@ -191,6 +191,15 @@ func (l *Log) load(opts OpenOptions) error {
 		return l.epochs.flush()
 	}
 	l.logStartOffset.Store(lso)
+	if cfg.RemoteStorageEnable && opts.LogStartOffset >= 0 && opts.LogStartOffset < lso {
+		// The checkpoint holds the log start over both tiers (Kafka's
+		// logStartOffset): the remote tier's start, known before its
+		// metadata is read again, so a consumer at an offset only the
+		// remote tier holds is not answered OFFSET_OUT_OF_RANGE meanwhile.
+		// What the remote tier has copied stays unknown (-1), so local
+		// retention waits for that metadata.
+		l.remoteStart.Store(opts.LogStartOffset)
+	}
 	if opts.CleanShutdown {
 		l.recoveryPoint.Store(leo)
 	} else {
