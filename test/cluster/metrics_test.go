@@ -114,7 +114,14 @@ func (c *Cluster) awaitNodeValue(id int32, name string, want float64, timeout ti
 // counted by the active controller (wherever the quorum moved it), and the
 // active controller count still summing to 1.
 func TestMetricsReplicationState(t *testing.T) {
-	c := StartCluster(t)
+	// The ISR shrink must be the leader's (replica.lag.time.max.ms, 3 s),
+	// not the controller's fencing of the paused broker, which removes it
+	// from the ISR without a shrink on the leader (as in Kafka): a session
+	// timeout three times the lag bound keeps the two apart. As in Kafka,
+	// a follower whose log end matches the leader's stays in sync however
+	// long it is silent, so the test writes to the partition once the
+	// follower is paused.
+	c := StartCluster(t, WithOverride("broker.session.timeout.ms", "9000"))
 	c.awaitClusterSum("kafka_controller_kafkacontroller_activecontrollercount", nil, 1, 30*time.Second)
 
 	v := c.createTopic("urp", 1, 3, nil)
@@ -134,6 +141,12 @@ func TestMetricsReplicationState(t *testing.T) {
 	shrinks0, expands0 := c.nodeValue(leader, shrinks), c.nodeValue(leader, expands)
 	c.Node(follower).Pause()
 	logf(t, "paused follower %d of urp[0] (leader %d)", follower, leader)
+	cl := c.ClientOf([]int32{leader}, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(), kgo.DefaultProduceTopic("urp"))
+	pctx, pcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	if err := cl.ProduceSync(pctx, &kgo.Record{Value: []byte("ahead of the paused follower")}).FirstErr(); err != nil {
+		t.Fatalf("producing to urp with acks=1: %v", err)
+	}
+	pcancel()
 	c.awaitClusterSum("kafka_server_replicamanager_underreplicatedpartitions", nil, 1, 60*time.Second)
 	c.awaitClusterSum("kafka_cluster_partition_underreplicated", map[string]string{"topic": "urp"}, 1, 10*time.Second)
 	c.awaitNodeValue(leader, shrinks, shrinks0+1, 10*time.Second)

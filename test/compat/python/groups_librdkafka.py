@@ -41,7 +41,9 @@ def conf(bootstrap, group, strategy="range"):
 
 def settle(consumers, want_members, partitions, deadline_s=40, stable_polls=10):
     """Polls every consumer until their assignments are disjoint, cover all
-    partitions, and have not changed for stable_polls rounds."""
+    partitions, give every member at least one, and have not changed for
+    stable_polls rounds (a member that has not joined yet owns nothing, so
+    a group still forming is not taken for a settled one)."""
     deadline = time.time() + deadline_s
     last, same = None, 0
     while time.time() < deadline:
@@ -49,7 +51,8 @@ def settle(consumers, want_members, partitions, deadline_s=40, stable_polls=10):
             c.poll(0.05)
         cur = {i: sorted(tp.partition for tp in c.assignment()) for i, c in enumerate(consumers)}
         owned = [p for ps in cur.values() for p in ps]
-        ok = sorted(owned) == list(range(partitions)) and len(consumers) == want_members
+        ok = (sorted(owned) == list(range(partitions)) and len(consumers) == want_members
+              and all(cur.values()))
         if ok and cur == last:
             same += 1
             if same >= stable_polls:
