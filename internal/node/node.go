@@ -735,6 +735,16 @@ func (n *Node) ClusterID() string {
 // tests send it requests as a principal of their choosing.
 func (n *Node) Handler() server.Handler { return n.handler }
 
+// ControllerHandler is the handler of the controller APIs this node
+// serves on its quorum port (nil on a broker-only node): tests send it
+// requests as a principal of their choosing.
+func (n *Node) ControllerHandler() server.Handler {
+	if n.quorumServer == nil {
+		return nil
+	}
+	return n.brokerAPIs.ControllerHandler()
+}
+
 // NodeID is node.id.
 func (n *Node) NodeID() int32 { return n.cfg.NodeID }
 
