@@ -417,7 +417,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 	close(n.ready)
 	if n.tiered != nil {
-		n.tiered.start(cfg, b, n.partitions, n.ownListener(), ibSec)
+		n.tiered.start(cfg, b, n.partitions, n.meta.Image, n.ownListener(), ibSec)
 	}
 	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.ClusterID(),
 		"topics", len(n.meta.Image().Topics()), "partitions", len(n.partitions.All()))

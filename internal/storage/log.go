@@ -44,6 +44,11 @@ type Log struct {
 	// offset copied to it, -1 while unknown or empty.
 	remoteStart      atomic.Int64
 	remoteCopiedUpTo atomic.Int64
+	// deletedBefore is the log start over both tiers as DeleteRecords (or
+	// the checkpoint) last set it, -1 for none: in a tiered log it may lie
+	// in the remote tier, above remoteStart, until the remote segments
+	// below it are deleted. Never above logStartOffset.
+	deletedBefore atomic.Int64
 	logEndOffset     atomic.Int64
 	highWatermark    atomic.Int64
 	recoveryPoint    atomic.Int64

@@ -108,13 +108,14 @@ func (l *Log) SetRemoteState(remoteStart, copiedUpTo int64) {
 func (l *Log) RemoteCopiedUpTo() int64 { return l.remoteCopiedUpTo.Load() }
 
 // EarliestOffset is the log start offset over both tiers: the remote tier's
-// start when it holds data from before the local log start.
+// start when it holds data from before the local log start, but never below
+// an offset DeleteRecords moved the start to.
 func (l *Log) EarliestOffset() int64 {
-	local := l.logStartOffset.Load()
-	if rs := l.remoteStart.Load(); rs >= 0 && rs < local {
-		return rs
+	start := l.logStartOffset.Load()
+	if rs := l.remoteStart.Load(); rs >= 0 && rs < start {
+		start = rs
 	}
-	return local
+	return max(start, l.deletedBefore.Load())
 }
 
 // tierGate reports whether a segment ending at upper (exclusive) may be

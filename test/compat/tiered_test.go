@@ -29,12 +29,18 @@ const (
 	tieredLocalBytes   = 2 << 20
 )
 
-func startTieredBroker(t *testing.T) (*Broker, *s3server.Server) {
+func startTieredBroker(t *testing.T, extra ...Option) (*Broker, *s3server.Server) {
 	t.Helper()
 	srv := s3server.Start(t, "tiered")
+	return StartBroker(t, append(tieredOptions(t, srv, srv.SecretKey), extra...)...), srv
+}
+
+// tieredOptions are the broker settings of a node tiering to srv, its
+// credentials given by the AWS environment with secretKey as the secret.
+func tieredOptions(t *testing.T, srv *s3server.Server, secretKey string) []Option {
 	none := filepath.Join(t.TempDir(), "none")
-	b := StartBroker(t,
-		WithEnv("AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey,
+	return []Option{
+		WithEnv("AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+secretKey,
 			"AWS_CONFIG_FILE="+none, "AWS_SHARED_CREDENTIALS_FILE="+none),
 		WithOverride("remote.log.storage.system.enable", "true"),
 		WithOverride("rsm.config.storage.s3.bucket.name", "tiered"),
@@ -45,8 +51,7 @@ func startTieredBroker(t *testing.T) (*Broker, *s3server.Server) {
 		WithOverride("rsm.config.chunk.size", strconv.Itoa(256<<10)),
 		WithOverride("remote.log.manager.task.interval.ms", "300"),
 		WithOverride("log.retention.check.interval.ms", "300"),
-	)
-	return b, srv
+	}
 }
 
 // tieredValue is record i's value: its index, then padding to 1 KiB.
