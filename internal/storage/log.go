@@ -49,10 +49,10 @@ type Log struct {
 	// in the remote tier, above remoteStart, until the remote segments
 	// below it are deleted. Never above logStartOffset.
 	deletedBefore atomic.Int64
-	logEndOffset     atomic.Int64
-	highWatermark    atomic.Int64
-	recoveryPoint    atomic.Int64
-	lastFlushMs      atomic.Int64
+	logEndOffset  atomic.Int64
+	highWatermark atomic.Int64
+	recoveryPoint atomic.Int64
+	lastFlushMs   atomic.Int64
 	// txnBounds is what LastStableOffset is computed from (log_txn.go);
 	// replaced under mu.
 	txnBounds atomic.Pointer[txnBounds]
