@@ -162,6 +162,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 		ValidateTopicConfigs:     config.TopicValidator(cfg),
+		ValidateTopicChange:      config.ValidateTopicChange,
 		ValidateGroupConfigs:     func(c map[string]string) error { return config.ValidateGroupConfigs(cfg, c) },
 		UncleanLeaderElection:    cfg.UncleanLeaderElectionEnable,
 		DeleteTopicDisabled:      !cfg.DeleteTopicEnable,

@@ -108,11 +108,12 @@ func (l *Log) SetRemoteState(remoteStart, copiedUpTo int64) {
 func (l *Log) RemoteCopiedUpTo() int64 { return l.remoteCopiedUpTo.Load() }
 
 // EarliestOffset is the log start offset over both tiers: the remote tier's
-// start when it holds data from before the local log start, but never below
-// an offset DeleteRecords moved the start to.
+// start when it holds data from before the local log start (and the log is
+// tiered: one whose tiering was turned off serves only what it has), but
+// never below an offset DeleteRecords moved the start to.
 func (l *Log) EarliestOffset() int64 {
 	start := l.logStartOffset.Load()
-	if rs := l.remoteStart.Load(); rs >= 0 && rs < start {
+	if rs := l.remoteStart.Load(); rs >= 0 && rs < start && l.cfg.Load().RemoteStorageEnable {
 		start = rs
 	}
 	return max(start, l.deletedBefore.Load())

@@ -81,6 +81,7 @@ func (m *Manager) Tick(ctx context.Context) {
 			return
 		}
 		if !p.Log().Config().RemoteStorageEnable {
+			m.untiered(ctx, p)
 			continue
 		}
 		m.sync(p)
@@ -125,6 +126,28 @@ func (m *Manager) Tick(ctx context.Context) {
 	m.CopyLagSegments.Store(lagSegments)
 	m.RemoteLogSizeBytes.Store(remoteBytes)
 	m.ticked.Store(true)
+}
+
+// untiered looks after a partition of a topic that is not tiered: when
+// tiering was turned off with remote.log.delete.on.disable=true (KIP-950)
+// its leader deletes the remote segments, and every replica forgets the
+// remote tier once they are gone.
+func (m *Manager) untiered(ctx context.Context, p *partition.Partition) {
+	segs := m.Meta.Segments(p.TopicID, p.Index)
+	if len(segs) == 0 && p.Log().RemoteCopiedUpTo() < 0 {
+		return
+	}
+	if len(segs) > 0 && p.IsLeader() && p.Config().RemoteLogDeleteOnDisable {
+		for _, s := range segs {
+			if err := m.deleteSegment(ctx, s); err != nil {
+				m.DeleteErrors.Add(1)
+				m.Logger.Warn("deleting the remote data of a topic no longer tiered", "topic", p.Topic, "partition", p.Index, "err", err)
+				break
+			}
+		}
+		m.Logger.Info("deleted the remote data of a topic no longer tiered", "topic", p.Topic, "partition", p.Index, "segments", len(segs))
+	}
+	m.sync(p)
 }
 
 // sync tells the log what the remote tier holds.

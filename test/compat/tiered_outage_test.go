@@ -2,7 +2,10 @@ package compat
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/vltava/vltava/internal/testing/freeport"
@@ -421,4 +425,129 @@ func TestTieredStorageDeleteRecordsAndTopicDeletion(t *testing.T) {
 	if v, err := remoteSeries(base, "remotedeleterequestspersec_total"); err != nil || v == 0 {
 		t.Fatalf("remote deletes %v (%v)", v, err)
 	}
+}
+
+// TestTieredStorageDisabledOnATopic follows KIP-950: turning tiering off
+// alone is refused; remote.log.copy.disable keeps the remote data readable
+// while nothing more is copied; remote.storage.enable=false with
+// remote.log.delete.on.disable=true deletes the remote data, and the topic
+// then starts at its local log.
+func TestTieredStorageDisabledOnATopic(t *testing.T) {
+	skipOnKfake(t, "tiered storage is Vltava's")
+	admin := freeport.Addr(t)
+	base := "http://" + admin
+	b, srv := startTieredBroker(t, WithOverride("admin.listeners", base))
+	adm := newAdmin(t, b)
+	topic := createOutageTopic(t, adm)
+	prod := newClient(t, b, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchMaxBytes(64<<10))
+	const n = 2048
+	produceRange(t, prod, 0, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if err := poll.Err(2*time.Minute, func() error {
+		if el, err := listOffset(ctx, b, topic, -4); err != nil || el == 0 {
+			return fmt.Errorf("earliest-local offset %d (%v)", el, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("the topic was not tiered: %v", err)
+	}
+	alter := func(kv ...string) error {
+		var as []kadm.AlterConfig
+		for i := 0; i < len(kv); i += 2 {
+			v := kv[i+1]
+			as = append(as, kadm.AlterConfig{Name: kv[i], Value: &v})
+		}
+		rs, err := adm.AlterTopicConfigs(ctx, as, topic)
+		if err != nil {
+			return err
+		}
+		r, err := rs.On(topic, nil)
+		if err != nil {
+			return err
+		}
+		return r.Err
+	}
+
+	if err := alter("remote.storage.enable", "false"); !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("turning tiering off without deleting: %v, want INVALID_CONFIG", err)
+	}
+	// Read only: copying stops, the remote tier is still read.
+	if err := alter("remote.log.copy.disable", "true", "local.retention.bytes", "-2"); err != nil {
+		t.Fatalf("remote.log.copy.disable: %v", err)
+	}
+	produceRange(t, prod, n, 2*n)
+	readAllFrom0(t, b, topic, 2*n)
+	// A round has seen the new segments and left them: none starting past
+	// what was written before is in the bucket.
+	if err := poll.Err(2*time.Minute, func() error {
+		lag, err := remoteSeries(base, "remotecopylagsegments")
+		if err != nil {
+			return err
+		}
+		if lag < n*1024/outageSegmentBytes-2 {
+			return fmt.Errorf("%v segments left uncopied", lag)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("copying disabled: %v", err)
+	}
+	for _, s := range remoteSegmentStarts(t, srv) {
+		if s >= n {
+			t.Fatalf("a segment starting at %d was copied with remote.log.copy.disable=true", s)
+		}
+	}
+
+	if err := alter("remote.storage.enable", "false", "remote.log.delete.on.disable", "true"); err != nil {
+		t.Fatalf("turning tiering off with remote.log.delete.on.disable: %v", err)
+	}
+	if err := poll.Err(2*time.Minute, func() error {
+		if objects, bytes := bucketUsage(t, srv); objects != 0 {
+			return fmt.Errorf("bucket holds %d objects, %d bytes", objects, bytes)
+		}
+		e, err := listOffset(ctx, b, topic, -2)
+		if err != nil {
+			return err
+		}
+		el, err := listOffset(ctx, b, topic, -4)
+		if err != nil {
+			return err
+		}
+		if e != el || e == 0 {
+			return fmt.Errorf("earliest offset %d, earliest-local %d", e, el)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("the remote data was not deleted: %v", err)
+	}
+	el, _ := listOffset(ctx, b, topic, -4)
+	readRange(t, b, topic, int(el), 2*n)
+}
+
+// remoteSegmentStarts lists the base offsets of the segment logs in the
+// bucket (objects named <base offset>-<segment id>.log).
+func remoteSegmentStarts(t *testing.T, srv *s3server.Server) []int {
+	t.Helper()
+	var out []int
+	err := filepath.WalkDir(filepath.Join(srv.Root, "tiered"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") {
+			return fs.SkipDir // the server's own
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".log") {
+			return nil
+		}
+		base, _, ok := strings.Cut(filepath.Base(path), "-")
+		if n, err := strconv.Atoi(base); ok && err == nil {
+			out = append(out, n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
