@@ -266,7 +266,7 @@ func (l *Log) rollLocked(newBase int64) (*segment, error) {
 	} else {
 		l.scheduleRollFlush(newBase)
 	}
-	if err := l.mu.producers.takeSnapshot(newBase, false); err != nil {
+	if err := l.mu.producers.takeSnapshot(newBase, false, l.snapshotPruneBound()); err != nil {
 		l.logger.Warn("writing producer state snapshot", "dir", l.dir, "offset", newBase, "err", err)
 	}
 	l.logger.Debug("rolled segment", "dir", l.dir, "base_offset", newBase)
@@ -542,7 +542,7 @@ func (l *Log) Close() error {
 	}
 	leo := l.logEndOffset.Load()
 	var errs []error
-	if err := l.mu.producers.takeSnapshot(leo, true); err != nil {
+	if err := l.mu.producers.takeSnapshot(leo, true, l.snapshotPruneBound()); err != nil {
 		errs = append(errs, fmt.Errorf("producer snapshot: %w", err))
 	}
 	if err := l.epochs.flush(); err != nil {

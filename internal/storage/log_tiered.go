@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"math"
 	"os"
 )
 
@@ -147,4 +148,15 @@ func localRetention(cfg *Config) (ms, bytes int64) {
 // them) of a segment ending before segmentEnd.
 func DecodeTxnIndex(data []byte, segmentEnd int64) ([]AbortedTxn, error) {
 	return decodeTxnIndex(data, segmentEnd)
+}
+
+// snapshotPruneBound is the highest offset whose producer snapshot may be
+// pruned: any in an untiered log; in a tiered one only the snapshots of
+// segments the remote tier holds, as each segment is copied with the
+// snapshot at its end.
+func (l *Log) snapshotPruneBound() int64 {
+	if !l.cfg.Load().RemoteStorageEnable {
+		return math.MaxInt64
+	}
+	return l.remoteCopiedUpTo.Load() + 1
 }

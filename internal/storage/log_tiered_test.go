@@ -117,3 +117,32 @@ func TestTieredDeleteRecordsInTheRemoteTier(t *testing.T) {
 		t.Fatalf("DeleteRecordsBefore(%d) = %d, %v; earliest %d local %d", local+1, got, err, l.EarliestOffset(), l.LogStartOffset())
 	}
 }
+
+func TestTieredLogKeepsTheSnapshotsOfUncopiedSegments(t *testing.T) {
+	clock := &fakeClock{ms: 0}
+	cfg := testConfig()
+	cfg.SegmentBytes = 1024
+	cfg.RemoteStorageEnable = true
+	cfg.LocalRetentionBytes = 0
+	cfg.RetentionBytes = -1
+	l := fillSegments(t, cfg, clock, 8)
+	defer l.Close()
+	l.SetHighWatermark(l.LogEndOffset())
+	cands := l.TierCandidates(-1, l.HighWatermark())
+	if len(cands) != 7 {
+		t.Fatalf("%d candidates, want 7", len(cands))
+	}
+	for i, c := range cands {
+		if c.ProducerSnapshotPath == "" {
+			t.Fatalf("candidate %d [%d, %d) lost its producer snapshot before being copied", i, c.BaseOffset, c.NextOffset)
+		}
+	}
+	// Once copied, the old ones are pruned to the newest few again.
+	l.SetRemoteState(0, cands[5].NextOffset-1)
+	for n := l.NumSegments(); l.NumSegments() == n; {
+		mustAppend(t, l, simple(1, 100, 0), 0)
+	}
+	if got := l.TierCandidates(-1, l.HighWatermark()); got[0].ProducerSnapshotPath != "" {
+		t.Fatalf("the snapshot of a copied segment at %d was kept", got[0].NextOffset)
+	}
+}

@@ -381,8 +381,6 @@ func TestTieredStorageDeleteRecordsAndTopicDeletion(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the topic was not tiered past offset %d: %v", cut, err)
 	}
-	_, bytesBefore := bucketUsage(t, srv)
-
 	deleted, err := adm.DeleteRecords(ctx, kadm.Offsets{topic: {0: {Topic: topic, Partition: 0, At: cut}}})
 	if err != nil {
 		t.Fatal(err)
@@ -398,10 +396,17 @@ func TestTieredStorageDeleteRecordsAndTopicDeletion(t *testing.T) {
 		readRange(t, b, topic, cut, n)
 	}
 	checkStart("after DeleteRecords")
-	// The remote segments wholly below the new start go.
+	// The remote segments wholly below the new start go: of those that
+	// start below it, only the one holding it stays.
 	if err := poll.Err(2*time.Minute, func() error {
-		if _, now := bucketUsage(t, srv); now > bytesBefore-(cut-outageSegmentBytes/1024)*1024 {
-			return fmt.Errorf("bucket holds %d bytes, held %d before DeleteRecords(%d)", now, bytesBefore, cut)
+		var below []int
+		for _, s := range remoteSegmentStarts(t, srv) {
+			if s < cut {
+				below = append(below, s)
+			}
+		}
+		if len(below) > 1 {
+			return fmt.Errorf("remote segments starting at %v, below the log start %d", below, cut)
 		}
 		return nil
 	}); err != nil {
