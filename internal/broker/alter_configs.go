@@ -119,6 +119,9 @@ func (b *Broker) replaceConfigs(ctx context.Context, typ int8, name string, next
 		if err := config.ValidateTopicConfigsFor(b.cfg, next); err != nil {
 			return err
 		}
+		if err := config.ValidateTopicChange(cur, next); err != nil {
+			return err
+		}
 		if _, err := config.ResolveTopic(b.cfg, b.dynamicBrokerConfig(img), next); err != nil {
 			return fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
 		}

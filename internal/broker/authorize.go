@@ -20,6 +20,7 @@ package broker
 import (
 	"net"
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -61,9 +62,10 @@ func newAuthorizer(o Options) *acl.Authorizer {
 // CLUSTER_ACTION on the cluster (Kafka's rule), so without that principal
 // among the super users, or an ACL granting it, or
 // allow.everyone.if.no.acl.found with no cluster ACLs, replication and
-// transactions are refused. A PLAINTEXT controller listener likewise makes
-// forwarded admin requests User:ANONYMOUS's Envelopes.
+// transactions are refused. The controller listener's exposure is
+// warnControllerExposure's.
 func warnAnonymousReplication(o Options, supers []security.Principal) {
+	warnControllerExposure(o, supers)
 	if o.Config.AllowEveryoneIfNoACLFound || slices.Contains(supers, security.Anonymous) {
 		return
 	}
@@ -77,17 +79,63 @@ func warnAnonymousReplication(o Options, supers []security.Principal) {
 			break
 		}
 	}
-	// Forwarded admin requests reach the controller in an Envelope from
-	// the controller listener's principal (authorize_envelope.go).
+}
+
+// warnControllerExposure logs, at start, what the controller listener
+// leaves unauthenticated while an authorizer is on. Over PLAINTEXT nothing
+// on the quorum port is authenticated: brokers' registrations and
+// heartbeats, AlterPartition, the admin requests brokers forward (in
+// Envelopes) and the raft quorum's own replication all come from
+// User:ANONYMOUS, so either ANONYMOUS lacks CLUSTER_ACTION and brokers
+// cannot register, or it has it and anyone who reaches the port may
+// register, fence or shut down brokers and act as any principal. Raft's
+// connections (hashicorp/raft's protocol, not Kafka's) are authenticated
+// only by a TLS client certificate, so over SASL_PLAINTEXT, or SSL or
+// SASL_SSL without ssl.client.auth=required, anyone who reaches the port
+// may speak to the quorum.
+func warnControllerExposure(o Options, supers []security.Principal) {
+	if o.Logger == nil {
+		return
+	}
 	for _, l := range o.Config.Listeners {
-		if slices.Contains(o.Config.ControllerListenerNames, l.Name) && l.SecurityProtocol == "PLAINTEXT" {
-			if o.Logger != nil {
-				o.Logger.Warn("the controller listener is PLAINTEXT, so brokers forward admin requests to the controller as User:ANONYMOUS, which needs CLUSTER_ACTION on the cluster: add it to super.users or grant it with an ACL",
-					"listener", l.Name)
+		if !slices.Contains(o.Config.ControllerListenerNames, l.Name) {
+			continue
+		}
+		switch l.SecurityProtocol {
+		case "PLAINTEXT":
+			consequence := "User:ANONYMOUS needs CLUSTER_ACTION on the cluster for brokers to register: add it to super.users or grant it with an ACL, which lets anyone who reaches the port act as a broker"
+			if o.Config.AllowEveryoneIfNoACLFound || slices.Contains(supers, security.Anonymous) {
+				consequence = "User:ANONYMOUS is allowed CLUSTER_ACTION, so anyone who reaches the port may register, fence or shut down brokers and forward admin requests as any principal"
 			}
-			return
+			o.Logger.Warn("the controller listener is PLAINTEXT: broker registrations and heartbeats, AlterPartition, forwarded admin requests and the raft quorum's replication are unauthenticated and unencrypted, and the controller sees every sender as User:ANONYMOUS; "+consequence+"; make the controller listener SSL with ssl.client.auth=required or SASL_SSL",
+				"listener", l.Name)
+		case "SASL_PLAINTEXT":
+			o.Logger.Warn("the controller listener is SASL_PLAINTEXT: the Kafka requests on the quorum port are authenticated, but the raft quorum's replication is unauthenticated and unencrypted (raft's connections are authenticated only by a TLS client certificate); make the controller listener SSL or SASL_SSL with ssl.client.auth=required",
+				"listener", l.Name)
+		case "SSL", "SASL_SSL":
+			if auth := controllerClientAuth(o.Config, l.Name, l.SecurityProtocol); auth != "required" {
+				o.Logger.Warn("the controller listener's raft connections are authenticated only by a TLS client certificate, and ssl.client.auth is not required there: anyone who reaches the port may speak to the metadata quorum; set listener.name."+strings.ToLower(l.Name)+".ssl.client.auth=required",
+					"listener", l.Name, "security.protocol", l.SecurityProtocol, "ssl.client.auth", auth)
+			}
 		}
 	}
+}
+
+// controllerClientAuth is the ssl.client.auth of a controller listener
+// ("none" without TLS). KIP-684: on SASL_SSL it counts only when set with
+// the listener's prefix.
+func controllerClientAuth(cfg *config.Broker, listener, protocol string) string {
+	var v string
+	switch protocol {
+	case "SSL":
+		v, _ = cfg.ListenerLookup(listener, "")("ssl.client.auth")
+	case "SASL_SSL":
+		v, _ = cfg.ListenerPrefixed(listener, "ssl.client.auth")
+	}
+	if v = strings.ToLower(strings.TrimSpace(v)); v == "" {
+		return "none"
+	}
+	return v
 }
 
 // trusted reports whether r is answered without authorization.

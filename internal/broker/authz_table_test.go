@@ -790,35 +790,8 @@ func TestAuthorizationTable(t *testing.T) {
 	covered := map[int16]bool{}
 	for _, tc := range authzCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			an.t = t
-			defer an.clearACLs()
 			covered[tc.req(t).Key()] = true
-			check := func(run string, wantRefused bool) {
-				t.Helper()
-				got := tc.code(an.call(alice, tc.req(t)))
-				if wantRefused && got != tc.refused.Code {
-					t.Fatalf("%s: error %v, want %v", run, kerr.ErrorForCode(got), tc.refused)
-				}
-				if !wantRefused && got == tc.refused.Code {
-					t.Fatalf("%s: refused with %v", run, tc.refused)
-				}
-			}
-			an.addACLs(tc.base...)
-			check("without the ACL", true)
-			deny := tc.grant[0]
-			deny.Permission = acl.PermissionDeny
-			if tc.checked != 0 {
-				deny.Operation = tc.checked
-			}
-			an.addACLs(append(slices.Clone(tc.grant), deny)...)
-			check("with the ACL and a DENY of it", true)
-			an.clearACLs()
-			an.addACLs(append(slices.Clone(tc.base), tc.grant...)...)
-			check("with the ACL", false)
-			// A super user is never refused.
-			if got := tc.code(an.call(admin, tc.req(t))); got == tc.refused.Code && !slices.Contains([]string{"DeleteTopics: DELETE on the topic"}, tc.name) {
-				t.Fatalf("super user refused with %v", tc.refused)
-			}
+			runAuthzCase(t, an, an.call, tc)
 		})
 	}
 	an.t = t
@@ -839,6 +812,40 @@ func TestAuthorizationTable(t *testing.T) {
 		if !covered[key] && !slices.Contains(exempt, key) {
 			t.Errorf("%s is not in the authorization table", kmsg.NameForKey(key))
 		}
+	}
+}
+
+// runAuthzCase runs tc's three checks (no ACL, the grant with a DENY, the
+// grant) as alice, and the super user's, sending each request with call.
+func runAuthzCase(t *testing.T, an *authzNode, call func(security.Principal, kmsg.Request) kmsg.Response, tc authzCase) {
+	t.Helper()
+	an.t = t
+	defer an.clearACLs()
+	check := func(run string, wantRefused bool) {
+		t.Helper()
+		got := tc.code(call(alice, tc.req(t)))
+		if wantRefused && got != tc.refused.Code {
+			t.Fatalf("%s: error %v, want %v", run, kerr.ErrorForCode(got), tc.refused)
+		}
+		if !wantRefused && got == tc.refused.Code {
+			t.Fatalf("%s: refused with %v", run, tc.refused)
+		}
+	}
+	an.addACLs(tc.base...)
+	check("without the ACL", true)
+	deny := tc.grant[0]
+	deny.Permission = acl.PermissionDeny
+	if tc.checked != 0 {
+		deny.Operation = tc.checked
+	}
+	an.addACLs(append(slices.Clone(tc.grant), deny)...)
+	check("with the ACL and a DENY of it", true)
+	an.clearACLs()
+	an.addACLs(append(slices.Clone(tc.base), tc.grant...)...)
+	check("with the ACL", false)
+	// A super user is never refused.
+	if got := tc.code(call(admin, tc.req(t))); got == tc.refused.Code && !slices.Contains([]string{"DeleteTopics: DELETE on the topic"}, tc.name) {
+		t.Fatalf("super user refused with %v", tc.refused)
 	}
 }
 

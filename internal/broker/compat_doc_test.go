@@ -23,31 +23,32 @@ var update = flag.Bool("update", false, "rewrite docs/COMPATIBILITY.md from the 
 // Suites that exercise the APIs. The compat suites drive the built binary
 // with real clients; the broker suites send raw requests in process.
 const (
-	suiteFranz   = "franz-go (`test/compat/franz_*_test.go`, `rawkafka_test.go`)"
-	suiteKPython = "kafka-python (`test/compat/python_test.go`)"
-	suiteLibrd   = "librdkafka (`test/compat/python_test.go`)"
-	suiteKcat    = "kcat (`test/compat/kcat_test.go`)"
-	suiteBroker  = "broker (`internal/broker/%s`)"
-	suiteGroups  = "groups: franz-go, kafka-python, librdkafka (`test/compat/groups_*_test.go`)"
-	suiteGroupU  = "coordinator (`internal/group`)"
-	suiteTxnU    = "transaction coordinator (`internal/txn`)"
-	suiteTxn     = "franz-go GroupTransactSession, fencing, timeouts (`test/compat/franz_txn_test.go`, `franz_txn_fencing_test.go`); librdkafka (`test/compat/librdkafka_txn_pipeline_test.go`); kcat (`test/compat/kcat_read_committed_test.go`); coordinator failover (`test/cluster/txn_coordinator_failover_test.go`); franz-go exactly-once pipeline under SIGKILLs of coordinators and leaders, Jepsen's anomalies checked (`test/cluster/txn_chaos_test.go`); franz-go over SASL_SSL inter-broker (`test/cluster/txn_secure_test.go`); read_committed: kcat, franz-go, librdkafka (`test/compat/read_committed_test.go`, `kcat_txn_test.go`, `python_txn_test.go`)"
-	suiteCLI     = "CLI (`test/cli`)"
-	suiteCtrl    = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
-	suiteLegacy  = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
-	suiteJBOD    = "cluster: log dirs (`test/cluster/jbod_test.go`)"
-	suiteVisible = "kcat against every node of a three-node cluster (`test/cluster/visibility_test.go`)"
-	suiteQuorum  = "quorum: in-process dynamic quorum (`internal/metadata/quorum/raft_voters_test.go`)"
-	suiteCluster = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
-	suiteQuota   = "quotas: franz-go, kcat (`test/compat/quotas_test.go`)"
-	suiteACLs    = "kafka-python, kcat (`test/compat/acl_test.go`); three nodes (`test/cluster/acl_test.go`)"
-	suiteSecure  = "franz-go, kafka-python, librdkafka, kcat over SSL, SASL_SSL, SASL_PLAINTEXT (`test/compat/security_test.go`)"
-	suiteSASL    = "server: SASL state, raw v0 tokens, failures, re-authentication (`internal/server/sasl_test.go`)"
-	suiteTxnFail = "cluster: transaction state across a leader failover (`test/cluster/txn_failover_test.go`)"
-	suiteTelem   = "franz-go client metrics (`test/compat/telemetry_test.go`), receiver (`internal/telemetry`)"
-	suiteTokens  = "franz-go kadm and SCRAM token authentication over SASL_SSL (`test/compat/delegation_token_test.go`); three nodes, forwarded (`test/cluster/secure_tokens_test.go`)"
-	suiteChaos   = "franz-go exactly-once pipeline under SIGKILLs, no transaction left hanging (`test/cluster/txn_chaos_test.go`)"
-	suiteACLTxn  = "franz-go transactions under ACLs over SASL_PLAINTEXT (`test/compat/acl_txn_test.go`)"
+	suiteFranz     = "franz-go (`test/compat/franz_*_test.go`, `rawkafka_test.go`)"
+	suiteKPython   = "kafka-python (`test/compat/python_test.go`)"
+	suiteLibrd     = "librdkafka (`test/compat/python_test.go`)"
+	suiteKcat      = "kcat (`test/compat/kcat_test.go`)"
+	suiteBroker    = "broker (`internal/broker/%s`)"
+	suiteGroups    = "groups: franz-go, kafka-python, librdkafka (`test/compat/groups_*_test.go`)"
+	suiteGroupU    = "coordinator (`internal/group`)"
+	suiteTxnU      = "transaction coordinator (`internal/txn`)"
+	suiteTxn       = "franz-go GroupTransactSession, fencing, timeouts (`test/compat/franz_txn_test.go`, `franz_txn_fencing_test.go`); librdkafka (`test/compat/librdkafka_txn_pipeline_test.go`); kcat (`test/compat/kcat_read_committed_test.go`); coordinator failover (`test/cluster/txn_coordinator_failover_test.go`); franz-go exactly-once pipeline under SIGKILLs of coordinators and leaders, Jepsen's anomalies checked (`test/cluster/txn_chaos_test.go`); franz-go over SASL_SSL inter-broker (`test/cluster/txn_secure_test.go`); read_committed: kcat, franz-go, librdkafka (`test/compat/read_committed_test.go`, `kcat_txn_test.go`, `python_txn_test.go`)"
+	suiteCLI       = "CLI (`test/cli`)"
+	suiteCtrl      = "cluster: in-process multi-node (`internal/controller/*_test.go`)"
+	suiteLegacy    = "old API versions: kafka-python, librdkafka (`test/compat/python_legacy_test.go`)"
+	suiteJBOD      = "cluster: log dirs (`test/cluster/jbod_test.go`)"
+	suiteVisible   = "kcat against every node of a three-node cluster (`test/cluster/visibility_test.go`)"
+	suiteQuorum    = "quorum: in-process dynamic quorum (`internal/metadata/quorum/raft_voters_test.go`)"
+	suiteCluster   = "robustness: three nodes from the binary (`test/cluster/dynamic_quorum_test.go`)"
+	suiteQuota     = "quotas: franz-go, kcat (`test/compat/quotas_test.go`)"
+	suiteACLs      = "kafka-python, kcat (`test/compat/acl_test.go`); three nodes (`test/cluster/acl_test.go`)"
+	suiteSecure    = "franz-go, kafka-python, librdkafka, kcat over SSL, SASL_SSL, SASL_PLAINTEXT (`test/compat/security_test.go`)"
+	suiteSASL      = "server: SASL state, raw v0 tokens, failures, re-authentication (`internal/server/sasl_test.go`)"
+	suiteTxnFail   = "cluster: transaction state across a leader failover (`test/cluster/txn_failover_test.go`)"
+	suiteTelem     = "franz-go client metrics (`test/compat/telemetry_test.go`), receiver (`internal/telemetry`)"
+	suiteTokens    = "franz-go kadm and SCRAM token authentication over SASL_SSL (`test/compat/delegation_token_test.go`); three nodes, forwarded (`test/cluster/secure_tokens_test.go`)"
+	suiteChaos     = "franz-go exactly-once pipeline under SIGKILLs, no transaction left hanging (`test/cluster/txn_chaos_test.go`)"
+	suiteCtrlAuthz = "quorum port: every controller API authorized (`internal/broker/authz_controller_table_test.go`); a non-broker principal refused over SASL_SSL by three nodes (`test/cluster/controller_authz_test.go`)"
+	suiteACLTxn    = "franz-go transactions under ACLs over SASL_PLAINTEXT (`test/compat/acl_txn_test.go`)"
 )
 
 // apiDoc is what the registry does not know about an API: a one-line note
@@ -78,39 +79,39 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteCtrl}},
 	kmsg.ListPartitionReassignments: {"KIP-455: replicas, adding and removing replicas; forwarded",
 		[]string{suiteCtrl}},
-	kmsg.AlterPartition: {"controller API: ISR changes from partition leaders, Kafka's validation codes; inter-broker listener only",
-		[]string{suiteCtrl, broker("listener_scope_test.go")}},
-	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up; inter-broker listener only",
-		[]string{suiteCtrl, broker("listener_scope_test.go")}},
-	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown, applied metadata offset; offline log dirs (v1, KIP-858); inter-broker listener only",
-		[]string{suiteCtrl, suiteJBOD, broker("listener_scope_test.go")}},
-	kmsg.AssignReplicasToDirs: {"controller API (KIP-858): sent for the replicas of a failed log dir, which the controller moves off the broker (leadership and ISR)",
-		[]string{suiteJBOD}},
-	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids; inter-broker listener only",
-		[]string{suiteCtrl, broker("listener_scope_test.go")}},
+	kmsg.AlterPartition: {"controller API: ISR changes from partition leaders, Kafka's validation codes; inter-broker listener and quorum port only; CLUSTER_ACTION on the cluster",
+		[]string{suiteCtrl, broker("listener_scope_test.go"), suiteCtrlAuthz}},
+	kmsg.BrokerRegistration: {"controller API (KIP-631): registration, fenced until caught up; inter-broker listener and quorum port only; CLUSTER_ACTION on the cluster",
+		[]string{suiteCtrl, broker("listener_scope_test.go"), suiteCtrlAuthz}},
+	kmsg.BrokerHeartbeat: {"controller API (KIP-631): sessions, unfencing, controlled shutdown, applied metadata offset; offline log dirs (v1, KIP-858); inter-broker listener and quorum port only; CLUSTER_ACTION on the cluster",
+		[]string{suiteCtrl, suiteJBOD, broker("listener_scope_test.go"), suiteCtrlAuthz}},
+	kmsg.AssignReplicasToDirs: {"controller API (KIP-858): sent for the replicas of a failed log dir, which the controller moves off the broker (leadership and ISR); CLUSTER_ACTION on the cluster",
+		[]string{suiteJBOD, broker("authz_table_test.go"), suiteCtrlAuthz}},
+	kmsg.AllocateProducerIDs: {"controller API (KIP-730): blocks of 1000 producer ids; inter-broker listener and quorum port only; CLUSTER_ACTION on the cluster",
+		[]string{suiteCtrl, broker("listener_scope_test.go"), suiteCtrlAuthz}},
 	kmsg.Produce: {"v3+ write v2 record batches; v0-v2 (removed by Kafka 4, KIP-896) carry v0/v1 message sets, converted to v2 batches as Kafka 3.9 did, and stay advertised (librdkafka enables compression only when Produce v0 is listed, KAFKA-18659); acks 0/1/-1; topic recompression; zstd needs v7+; KIP-467 record errors (v8+); transactional batches (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without a transactional id) verified with the coordinator before a transaction's first append (KIP-890 part 1, AddPartitionsToTxn verify_only; INVALID_TXN_STATE, TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_EPOCH, PRODUCER_FENCED; INVALID_TXN_STATE when the coordinator refuses this broker CLUSTER_ACTION, as Kafka; nothing appended on error); v12 (KIP-890 part 2) adds the partition to the transaction",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("produce_test.go"), broker("produce_legacy_test.go"), broker("produce_record_errors_test.go"), broker("produce_txn_test.go"), broker("txn_badinput_test.go"), broker("txn_markers_test.go"), broker("txn_verify_test.go")}},
 	kmsg.Fetch: {"long-poll, KIP-74 limits, KIP-227 sessions, KIP-320 epochs, KIP-516 topic ids (v13+); zstd data below v10 is UNSUPPORTED_COMPRESSION_TYPE (KIP-110); v0-v3 (removed by Kafka 4, KIP-896) down-converted to message format v0/v1 as Kafka 3.9 did, uncompressed and without headers, unless message.downconversion.enable=false (UNSUPPORTED_VERSION); replica fetches on the inter-broker listener only (elsewhere TOPIC_AUTHORIZATION_FAILED); read_committed stops at the last stable offset and returns aborted_transactions from the .txnindex, still sent with sendfile",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, suiteTxn, suiteTxnFail, broker("txn_markers_test.go"), broker("fetch_test.go"), broker("fetch_session_test.go"), broker("fetch_zstd_test.go"), broker("fetch_downconvert_test.go"), broker("listener_scope_test.go")}},
 	kmsg.ListOffsets: {"earliest, latest, max timestamp (KIP-734), earliest local (KIP-1005), by timestamp; v0 (removed by Kafka 4, KIP-896) served as Kafka 3.9: max_num_offsets segment boundaries; latest under READ_COMMITTED is the last stable offset",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, suiteLegacy, broker("txn_markers_test.go"), broker("list_offsets_test.go"), broker("list_offsets_v0_test.go")}},
-	kmsg.DescribeQuorum: {"KIP-595/836/853 on the quorum leader (brokers forward); voters and observers with directory ids, voter endpoints (v2); offsets are raft log indexes",
-		[]string{suiteCtrl, suiteCluster}},
+	kmsg.DescribeQuorum: {"KIP-595/836/853 on the quorum leader (brokers forward); voters and observers with directory ids, voter endpoints (v2); offsets are raft log indexes; DESCRIBE on the cluster",
+		[]string{suiteCtrl, suiteCluster, broker("authz_table_test.go"), suiteCtrlAuthz}},
 	kmsg.AddRaftVoter: {"KIP-853: an observer of a dynamic quorum becomes a voter; answered once committed; forwarded to the quorum leader; a static quorum answers UNSUPPORTED_VERSION (as kraft.version 0)",
 		[]string{suiteQuorum, suiteCluster}},
 	kmsg.RemoveRaftVoter: {"KIP-853: a voter (id + directory id) becomes an observer; forwarded to the quorum leader",
 		[]string{suiteQuorum, suiteCluster}},
 	kmsg.UpdateRaftVoter: {"KIP-853: a voter's controller endpoint (voters restarted elsewhere also update through the join RPC); forwarded to the quorum leader",
 		[]string{suiteQuorum, suiteCluster}},
-	kmsg.Metadata: {"auto-creation, topic ids (v10+), authorized operations (everything allowed: no ACLs yet)",
-		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go")}},
+	kmsg.Metadata: {"auto-creation, topic ids (v10+), authorized operations (KIP-430) from the ACLs; with an authorizer, topics the principal may not describe are left out",
+		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go"), broker("authz_table_test.go"), suiteACLs}},
 	kmsg.OffsetForLeaderEpoch: {"consumer form (KIP-320); single node: epochs do not move yet",
 		[]string{broker("admin_test.go")}},
 	kmsg.ApiVersions: {"KIP-511: newer versions answered at v0 with the table; client software name checked (v3+); supported and finalized features (KIP-584, v3+; ranges from 0 only in v4)",
 		[]string{suiteFranz, suiteKPython, suiteLibrd, suiteKcat, broker("metadata_test.go"), broker("features_test.go")}},
 	kmsg.SASLHandshake: {"KIP-43/152: picks the mechanism of sasl.enabled.mechanisms (per listener); v0 is followed by raw tokens (kafka-python 2.0), v1 by SaslAuthenticate; UNSUPPORTED_SASL_MECHANISM with the enabled list; ILLEGAL_SASL_STATE on a listener without SASL; only ApiVersions and the SASL APIs are served before authentication",
 		[]string{suiteSASL, suiteSecure}},
-	kmsg.SASLAuthenticate: {"KIP-152/368: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; a failure is SASL_AUTHENTICATION_FAILED after connection.failed.authentication.delay.ms, one message whether or not the user exists, then the connection closes; v1+ session_lifetime_ms from connections.max.reauth.ms, re-authentication keeps mechanism and principal",
+	kmsg.SASLAuthenticate: {"KIP-152/368: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (KIP-255, JWKS validation KIP-768), GSSAPI; a failure is SASL_AUTHENTICATION_FAILED after connection.failed.authentication.delay.ms, one message whether or not the user exists, then the connection closes; v1+ session_lifetime_ms from connections.max.reauth.ms, re-authentication keeps mechanism and principal",
 		[]string{suiteSASL, suiteSecure}},
 	kmsg.AlterUserSCRAMCredentials: {"KIP-554 on the active controller (forwarded): salted passwords become UserScramCredentialRecords; per-user results with UNACCEPTABLE_CREDENTIAL, UNSUPPORTED_SASL_MECHANISM, DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND; answered once this node's image has the change; ALTER on the cluster",
 		[]string{suiteSecure, suiteCLI, broker("authz_table_test.go")}},
@@ -220,9 +221,14 @@ registry, so it cannot claim what the broker does not serve.
 
 ## Not served yet
 
-Delegation tokens and the share-group APIs are not served. Listeners
-speak PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL (SASL: PLAIN,
-SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI). The
+The share-group APIs (KIP-932) are not served.
+
+## Security
+
+Listeners speak PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL (SASL: PLAIN,
+SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI), several at once, with
+Kafka's listener, ssl.*, sasl.* and JAAS settings (docs/CONFIGURATION.md);
+delegation tokens (KIP-48) authenticate through SCRAM. The
 controller APIs (BrokerRegistration, BrokerHeartbeat, AlterPartition,
 AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers: on the
 controllers' quorum port and on the inter-broker listener, not on other
@@ -249,6 +255,20 @@ CLUSTER_ACTION, as follower fetches do. ACLs live in the metadata log
 (` + "`test/compat/acl_test.go`" + `), ` + "`test/cluster/acl_test.go`" + ` and ` + "`test/cli`" + `.
 Without an authorizer nothing is checked and the ACL APIs answer
 SECURITY_DISABLED.
+
+On the controllers' quorum port every request is authorized with the
+principal its connection authenticated, as Kafka's controller does:
+BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds,
+AssignReplicasToDirs, UpdateRaftVoter and Envelope need CLUSTER_ACTION on
+the cluster, DescribeQuorum DESCRIBE, AddRaftVoter and RemoveRaftVoter
+ALTER, and the admin requests brokers forward their own API's check, with
+the enveloped principal (` + "`internal/broker/authz_controller_table_test.go`" + `,
+` + "`test/cluster/controller_authz_test.go`" + `). The quorum itself replicates
+over hashicorp/raft's protocol on that port, not Kafka's Vote,
+BeginQuorumEpoch, EndQuorumEpoch and Fetch, so it is authenticated by the
+controller listener's TLS client certificates
+(` + "`listener.name.<controller>.ssl.client.auth=required`" + `), not by SASL or
+ACLs; a node with an authorizer warns at start when it is not.
 
 ## Versions Kafka 4 removed (KIP-896)
 

@@ -52,8 +52,9 @@ func TestUnsupportedConfigsAreRefused(t *testing.T) {
 		want            int16
 		wantMsgContains string
 	}{
-		{resTopic, "plain", "remote.log.delete.on.disable", "true", kerr.InvalidConfig.Code, "remote.log.delete.on.disable: disabling tiered storage on a topic (KIP-950) is not supported yet"},
-		{resTopic, "plain", "remote.log.delete.on.disable", "false", 0, ""},
+		{resTopic, "plain", "preallocate", "true", kerr.InvalidConfig.Code, "preallocate: segment files are not preallocated"},
+		{resTopic, "plain", "preallocate", "false", 0, ""},
+		{resTopic, "plain", "remote.log.delete.on.disable", "true", 0, ""},
 		{resTopic, "plain", "leader.replication.throttled.replicas", "*", 0, ""},
 		{resBroker, "1", "num.io.threads", "16", kerr.InvalidConfig.Code, "num.io.threads"},
 		{resBroker, "1", "log.cleaner.threads", "2", kerr.InvalidConfig.Code, "Vltava reads these configs only at start-up"},

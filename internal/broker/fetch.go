@@ -319,7 +319,10 @@ func (b *Broker) readFetch(img *metadata.Image, items []fetchItem, maxBytes int3
 		}
 		size += int(region.length) + len(rp.RecordBatches) // down-converted records are not a region
 		if sp := it.session; sp != nil {
-			changed := region.length > 0 || rp.ErrorCode != 0 || rp.DivergingEpoch.EndOffset >= 0 ||
+			// Records count whether in a region or in bytes (read from
+			// the remote tier, or down-converted): an incremental answer
+			// that left them out would stall the consumer on them.
+			changed := region.length > 0 || len(rp.RecordBatches) > 0 || rp.ErrorCode != 0 || rp.DivergingEpoch.EndOffset >= 0 ||
 				rp.HighWatermark != it.sentHighWatermark || rp.LastStableOffset != it.sentLastStableOffset ||
 				rp.LogStartOffset != it.sentLogStartOffset
 			if !full && !changed {
@@ -473,8 +476,11 @@ func (b *Broker) readReplicaFetch(p *partition.Partition, it fetchItem, remainin
 	rp = kmsg.NewFetchResponseTopicPartition()
 	rp.Partition = it.key.partition
 	rp.RecordBatches = []byte{}
+	// log_start_offset is the start over both tiers, as Kafka's: a tiered
+	// follower keeps its own local log by local retention, and follows only
+	// the start records were deleted up to.
 	fill := func() {
-		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.HighWatermark(), p.LastStableOffset(), p.LogStartOffset()
+		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.HighWatermark(), p.LastStableOffset(), p.Log().EarliestOffset()
 	}
 	if !slices.Contains(p.Replicas(), replicaID) {
 		fill()
@@ -488,9 +494,10 @@ func (b *Broker) readReplicaFetch(p *partition.Partition, it fetchItem, remainin
 	}
 	if b.servesRemote(p, it.fetchOffset) {
 		// KIP-405: the follower restarts at this leader's local log start
-		// (carried in log_start_offset) and learns the remote tier from
-		// __remote_log_metadata.
+		// (carried in log_start_offset in this answer alone) and learns the
+		// remote tier from __remote_log_metadata.
 		fill()
+		rp.LogStartOffset = p.LogStartOffset()
 		rp.ErrorCode = kerr.OffsetMovedToTieredStorage.Code
 		return rp, region
 	}

@@ -289,6 +289,14 @@ func ParseBroker(props map[string]string) (*Broker, []string, error) {
 				continue
 			}
 		}
+		if d == nil && strings.HasPrefix(k, "rsm.config.") {
+			// The remote storage's own settings: the S3 store checks them
+			// (refusing an unknown one) when tiered storage is on.
+			if !parseBool(props["remote.log.storage.system.enable"]) {
+				warnings = append(warnings, fmt.Sprintf("The configuration '%s' is a remote storage setting, read only with remote.log.storage.system.enable=true; it has no effect.", k))
+			}
+			continue
+		}
 		if d == nil {
 			w := fmt.Sprintf("The configuration '%s' was supplied but isn't a known config.", k)
 			if s, ok := TopicServerDefault(k); ok {

@@ -194,7 +194,7 @@ var topicKeyStatus = map[string]Support{
 	"local.retention.bytes":        {Status: Honoured},
 	"local.retention.ms":           {Status: Honoured},
 	"remote.log.copy.disable":      {Status: Honoured},
-	"remote.log.delete.on.disable": defaultOnly("disabling tiered storage on a topic (KIP-950) is not supported yet"),
+	"remote.log.delete.on.disable": {Status: Honoured},
 	"remote.storage.enable":        {Status: Honoured},
 	"message.format.version":       {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
 	"preallocate":                  defaultOnly("segment files are not preallocated"),

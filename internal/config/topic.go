@@ -53,6 +53,7 @@ type Topic struct {
 	UncleanLeaderElectionEnable bool    `config:"unclean.leader.election.enable"`
 	RemoteStorageEnable         bool    `config:"remote.storage.enable"`
 	RemoteLogCopyDisable        bool    `config:"remote.log.copy.disable"`
+	RemoteLogDeleteOnDisable    bool    `config:"remote.log.delete.on.disable"`
 	LocalRetentionMs            int64   `config:"local.retention.ms"`
 	LocalRetentionBytes         int64   `config:"local.retention.bytes"`
 	// LeaderThrottledReplicas and FollowerThrottledReplicas are
@@ -167,6 +168,22 @@ func ValidateTopicConfigsFor(b *Broker, overrides map[string]string) error {
 		if local != -2 && total != -1 && (local == -1 || local > total) {
 			return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("Invalid value %d for configuration local.retention.%s: Value must not be more than retention.%s property value (%d)", local, k, k, total)}
 		}
+		// With copying stopped (KIP-950) nothing more reaches the remote
+		// tier, so the local log is kept by the total retention.
+		if parseBool(values["remote.log.copy.disable"]) && local != -2 && local != total {
+			return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("With remote.log.copy.disable=true, local.retention.%s (%d) must be -2 or equal retention.%s (%d): no more segments are copied to remote storage", k, local, k, total)}
+		}
+	}
+	return nil
+}
+
+// ValidateTopicChange checks a change of a topic's overrides from old to
+// next for what the new set alone cannot show (KIP-950): tiering is turned
+// off only with remote.log.delete.on.disable=true, which deletes the remote
+// data; keeping it readable is remote.log.copy.disable=true.
+func ValidateTopicChange(old, next map[string]string) error {
+	if parseBool(old["remote.storage.enable"]) && !parseBool(next["remote.storage.enable"]) && !parseBool(next["remote.log.delete.on.disable"]) {
+		return &Error{Code: kerr.InvalidConfig, Message: "Turning remote.storage.enable off needs remote.log.delete.on.disable=true, which deletes the topic's remote data; to keep reading it and stop copying, set remote.storage.enable=true and remote.log.copy.disable=true instead"}
 	}
 	return nil
 }
@@ -222,6 +239,7 @@ func ResolveTopic(b *Broker, dynamicBroker map[string]string, overrides map[stri
 		UncleanLeaderElectionEnable: parseBool(values["unclean.leader.election.enable"]),
 		RemoteStorageEnable:         parseBool(values["remote.storage.enable"]),
 		RemoteLogCopyDisable:        parseBool(values["remote.log.copy.disable"]),
+		RemoteLogDeleteOnDisable:    parseBool(values["remote.log.delete.on.disable"]),
 		LocalRetentionMs:            i64("local.retention.ms"),
 		LocalRetentionBytes:         i64("local.retention.bytes"),
 		LeaderThrottledReplicas:     parseThrottledReplicas(values["leader.replication.throttled.replicas"]),

@@ -45,7 +45,7 @@ var topicDefList = []Def{
 	def("preallocate", Boolean, "false", "Whether to preallocate segment files on disk when rolling a new segment."),
 	def("remote.log.copy.disable", Boolean, "false", "Stop copying segments to tiered storage while still reading from it."),
 	def("remote.log.delete.on.disable", Boolean, "false", "Delete tiered data when tiered storage is disabled for the topic."),
-	def("remote.storage.enable", Boolean, "false", "Enable tiered storage for the topic (Vltava does not support tiered storage)."),
+	def("remote.storage.enable", Boolean, "false", "Enable tiered storage for the topic: rolled segments are copied to the remote store and local retention follows local.retention.*."),
 	def("retention.bytes", Long, "-1", "Largest size a partition may grow to before old segments are discarded (-1: no limit)."),
 	def("retention.ms", Long, weekMs, "Longest time a record is kept before old segments are discarded (-1: no limit).", atLeast(-1)),
 	def("segment.bytes", Int, "1073741824", "Size at which a new log segment is rolled.", atLeast(14)),

@@ -132,3 +132,41 @@ func TestTopicDefLookup(t *testing.T) {
 		t.Errorf("TopicServerDefault(segment.ms) = %q, %v", s, ok)
 	}
 }
+
+func TestTieredTopicRulesOfKIP950(t *testing.T) {
+	b := mustParseBroker(t, map[string]string{"remote.log.storage.system.enable": "true"})
+	on := map[string]string{"remote.storage.enable": "true"}
+	// Copying stopped: the local retention is the total one.
+	for _, tt := range []struct {
+		overrides map[string]string
+		ok        bool
+	}{
+		{map[string]string{"remote.storage.enable": "true", "remote.log.copy.disable": "true"}, true},
+		{map[string]string{"remote.storage.enable": "true", "remote.log.copy.disable": "true", "local.retention.ms": "1000", "retention.ms": "1000"}, true},
+		{map[string]string{"remote.storage.enable": "true", "remote.log.copy.disable": "true", "local.retention.ms": "1000"}, false},
+		{map[string]string{"remote.storage.enable": "true", "remote.log.copy.disable": "true", "local.retention.bytes": "1024", "retention.bytes": "4096"}, false},
+		{map[string]string{"remote.storage.enable": "true", "local.retention.bytes": "1024", "retention.bytes": "4096"}, true},
+	} {
+		err := ValidateTopicConfigsFor(b, tt.overrides)
+		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, kerr.InvalidConfig)) {
+			t.Errorf("%v: %v, want ok=%v", tt.overrides, err, tt.ok)
+		}
+	}
+	// Turning tiering off deletes the remote data, and must say so.
+	for _, tt := range []struct {
+		old, next map[string]string
+		ok        bool
+	}{
+		{on, map[string]string{}, false},
+		{on, map[string]string{"remote.storage.enable": "false"}, false},
+		{on, map[string]string{"remote.storage.enable": "false", "remote.log.delete.on.disable": "true"}, true},
+		{on, map[string]string{"remote.storage.enable": "true", "remote.log.copy.disable": "true"}, true},
+		{map[string]string{}, map[string]string{"remote.storage.enable": "false"}, true},
+		{map[string]string{}, on, true},
+	} {
+		err := ValidateTopicChange(tt.old, tt.next)
+		if (err == nil) != tt.ok || (err != nil && (!errors.Is(err, kerr.InvalidConfig) || !strings.Contains(err.Error(), "remote.log.delete.on.disable"))) {
+			t.Errorf("%v → %v: %v, want ok=%v", tt.old, tt.next, err, tt.ok)
+		}
+	}
+}

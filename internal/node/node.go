@@ -166,6 +166,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		DefaultNumPartitions:     cfg.NumPartitions,
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 		ValidateTopicConfigs:     config.TopicValidator(cfg),
+		ValidateTopicChange:      config.ValidateTopicChange,
 		ValidateGroupConfigs:     func(c map[string]string) error { return config.ValidateGroupConfigs(cfg, c) },
 		UncleanLeaderElection:    cfg.UncleanLeaderElectionEnable,
 		DeleteTopicDisabled:      !cfg.DeleteTopicEnable,
@@ -426,7 +427,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 	if n.tiered != nil {
-		n.tiered.start(cfg, b, n.partitions, n.ownListener(), ibSec)
+		n.tiered.start(cfg, b, n.partitions, n.meta.Image, n.ownListener(), ibSec)
 	}
 	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.ClusterID(),
 		"topics", len(n.meta.Image().Topics()), "partitions", len(n.partitions.All()))
@@ -743,6 +744,16 @@ func (n *Node) ClusterID() string {
 // Handler is the node's Kafka API handler (nil on a controller-only node):
 // tests send it requests as a principal of their choosing.
 func (n *Node) Handler() server.Handler { return n.handler }
+
+// ControllerHandler is the handler of the controller APIs this node
+// serves on its quorum port (nil on a broker-only node): tests send it
+// requests as a principal of their choosing.
+func (n *Node) ControllerHandler() server.Handler {
+	if n.quorumServer == nil {
+		return nil
+	}
+	return n.brokerAPIs.ControllerHandler()
+}
 
 // NodeID is node.id.
 func (n *Node) NodeID() int32 { return n.cfg.NodeID }

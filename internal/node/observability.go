@@ -18,6 +18,7 @@ import (
 	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/metrics/state"
 	"github.com/vltava/vltava/internal/telemetry"
+	"github.com/vltava/vltava/internal/tiered"
 )
 
 // observability is the node's admin listener (admin.listeners) and what it
@@ -93,6 +94,9 @@ func (n *Node) startObservability() error {
 	}
 	if n.telemetry != nil {
 		o.metrics.AddFamilyWriter(n.telemetry)
+	}
+	if n.tiered != nil {
+		mustRegister(&tiered.Collector{Manager: n.tiered.mgr.Load})
 	}
 	opts, err := adminHTTPKeys.Options(n.cfg.HTTPServiceSetting)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vltava/vltava/internal/broker"
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/metadata"
 	"github.com/vltava/vltava/internal/partition"
 	"github.com/vltava/vltava/internal/security/clientauth"
 	"github.com/vltava/vltava/internal/storage"
@@ -73,7 +74,7 @@ func newTieredNode(cfg *config.Broker, log *slog.Logger) (*tieredNode, error) {
 
 // start runs the remote log manager once __remote_log_metadata exists and
 // has been read to its end.
-func (t *tieredNode) start(cfg *config.Broker, b *broker.Broker, parts *partition.Manager, seed string, sec *clientauth.Security) {
+func (t *tieredNode) start(cfg *config.Broker, b *broker.Broker, parts *partition.Manager, image func() *metadata.Image, seed string, sec *clientauth.Security) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	t.wg.Add(1)
@@ -107,6 +108,15 @@ func (t *tieredNode) start(cfg *config.Broker, b *broker.Broker, parts *partitio
 			Interval: time.Duration(cfg.RemoteLogManagerTaskIntervalMs) * time.Millisecond,
 			Logger:   t.log,
 			Now:      time.Now,
+			TopicExists: func(id [16]byte) bool {
+				_, ok := image().TopicByID(metadata.Uuid(id))
+				return ok
+			},
+			// The lowest unfenced broker sweeps deleted topics' remote data.
+			SweepOwner: func() bool {
+				ids := image().UnfencedBrokerIDs()
+				return len(ids) > 0 && ids[0] == cfg.NodeID
+			},
 		}
 		t.mgr.Store(m)
 		t.log.Info("tiered storage started")

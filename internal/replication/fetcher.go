@@ -326,8 +326,10 @@ func (f *fetcher) handlePartition(s sentPartition, rp *kmsg.FetchResponseTopicPa
 		}
 		p.UpdateFollowerHighWatermark(rp.HighWatermark)
 		// The leader's log start offset moved (retention, DeleteRecords):
-		// follow it as far as this replica's high watermark allows.
-		if rp.LogStartOffset > p.LogStartOffset() && rp.LogStartOffset <= p.HighWatermark() {
+		// follow it as far as this replica's high watermark allows. For a
+		// tiered log it is the start over both tiers, and the local log
+		// is kept by this replica's own local retention.
+		if rp.LogStartOffset > p.Log().EarliestOffset() && rp.LogStartOffset <= p.HighWatermark() {
 			if _, err := p.DeleteRecordsBefore(rp.LogStartOffset); err != nil {
 				return err
 			}

@@ -44,10 +44,15 @@ type Log struct {
 	// offset copied to it, -1 while unknown or empty.
 	remoteStart      atomic.Int64
 	remoteCopiedUpTo atomic.Int64
-	logEndOffset     atomic.Int64
-	highWatermark    atomic.Int64
-	recoveryPoint    atomic.Int64
-	lastFlushMs      atomic.Int64
+	// deletedBefore is the log start over both tiers as DeleteRecords (or
+	// the checkpoint) last set it, -1 for none: in a tiered log it may lie
+	// in the remote tier, above remoteStart, until the remote segments
+	// below it are deleted. Never above logStartOffset.
+	deletedBefore atomic.Int64
+	logEndOffset  atomic.Int64
+	highWatermark atomic.Int64
+	recoveryPoint atomic.Int64
+	lastFlushMs   atomic.Int64
 	// txnBounds is what LastStableOffset is computed from (log_txn.go);
 	// replaced under mu.
 	txnBounds atomic.Pointer[txnBounds]
@@ -261,7 +266,7 @@ func (l *Log) rollLocked(newBase int64) (*segment, error) {
 	} else {
 		l.scheduleRollFlush(newBase)
 	}
-	if err := l.mu.producers.takeSnapshot(newBase, false); err != nil {
+	if err := l.mu.producers.takeSnapshot(newBase, false, l.snapshotPruneBound()); err != nil {
 		l.logger.Warn("writing producer state snapshot", "dir", l.dir, "offset", newBase, "err", err)
 	}
 	l.logger.Debug("rolled segment", "dir", l.dir, "base_offset", newBase)
@@ -537,7 +542,7 @@ func (l *Log) Close() error {
 	}
 	leo := l.logEndOffset.Load()
 	var errs []error
-	if err := l.mu.producers.takeSnapshot(leo, true); err != nil {
+	if err := l.mu.producers.takeSnapshot(leo, true, l.snapshotPruneBound()); err != nil {
 		errs = append(errs, fmt.Errorf("producer snapshot: %w", err))
 	}
 	if err := l.epochs.flush(); err != nil {

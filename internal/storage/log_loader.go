@@ -82,6 +82,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, error) {
 	l.cfg.Store(&c)
 	l.remoteStart.Store(-1)
 	l.remoteCopiedUpTo.Store(-1)
+	l.deletedBefore.Store(-1)
 	l.mu.producers = newProducerStateManager(dir, c.ProducerIDExpirationMs)
 	id, err := syncPartitionMetadata(dir, opts.TopicID)
 	if err != nil {
@@ -191,6 +192,19 @@ func (l *Log) load(opts OpenOptions) error {
 		return l.epochs.flush()
 	}
 	l.logStartOffset.Store(lso)
+	if cfg.RemoteStorageEnable && opts.LogStartOffset >= 0 && opts.LogStartOffset < lso {
+		// The checkpoint holds the log start over both tiers (Kafka's
+		// logStartOffset): the remote tier's start, known before its
+		// metadata is read again, so a consumer at an offset only the
+		// remote tier holds is not answered OFFSET_OUT_OF_RANGE meanwhile.
+		// What the remote tier has copied stays unknown (-1), so local
+		// retention waits for that metadata.
+		// Nothing below it is served, whatever the remote tier still holds
+		// (records deleted by DeleteRecords whose remote segments are not
+		// removed yet).
+		l.remoteStart.Store(opts.LogStartOffset)
+		l.deletedBefore.Store(opts.LogStartOffset)
+	}
 	if opts.CleanShutdown {
 		l.recoveryPoint.Store(leo)
 	} else {

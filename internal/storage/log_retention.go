@@ -152,7 +152,10 @@ func (l *Log) notifyLogStartOffset(changed bool) {
 
 // DeleteRecordsBefore implements DeleteRecords: the log start offset moves
 // to offset (which must not exceed the high watermark) and segments wholly
-// below it are deleted. Moving backwards is a no-op.
+// below it are deleted. Moving backwards is a no-op. In a tiered log an
+// offset below the local log start moves only the start over both tiers
+// (EarliestOffset); the remote segments below it are the remote log
+// manager's to delete. It returns the new start over both tiers.
 func (l *Log) DeleteRecordsBefore(offset int64) (newLogStart int64, err error) {
 	l.flushMu.Lock()
 	l.mu.Lock()
@@ -169,9 +172,15 @@ func (l *Log) DeleteRecordsBefore(offset int64) (newLogStart int64, err error) {
 	}
 	lso := l.logStartOffset.Load()
 	if offset <= lso {
+		moved := l.cfg.Load().RemoteStorageEnable && offset > l.EarliestOffset()
+		if moved {
+			l.deletedBefore.Store(offset)
+		}
+		start := l.EarliestOffset()
 		l.mu.Unlock()
 		l.flushMu.Unlock()
-		return lso, nil
+		l.notifyLogStartOffset(moved)
+		return start, nil
 	}
 	segs := l.segmentList()
 	n := 0
@@ -179,6 +188,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) (newLogStart int64, err error) {
 		n++
 	}
 	l.logStartOffset.Store(offset)
+	l.deletedBefore.Store(offset)
 	err = l.removeSegmentsLocked(segs[:n], segs[n:], offset)
 	producers := l.mu.producers
 	l.mu.Unlock()

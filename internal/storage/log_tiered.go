@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"math"
 	"os"
 )
 
@@ -108,13 +109,15 @@ func (l *Log) SetRemoteState(remoteStart, copiedUpTo int64) {
 func (l *Log) RemoteCopiedUpTo() int64 { return l.remoteCopiedUpTo.Load() }
 
 // EarliestOffset is the log start offset over both tiers: the remote tier's
-// start when it holds data from before the local log start.
+// start when it holds data from before the local log start (and the log is
+// tiered: one whose tiering was turned off serves only what it has), but
+// never below an offset DeleteRecords moved the start to.
 func (l *Log) EarliestOffset() int64 {
-	local := l.logStartOffset.Load()
-	if rs := l.remoteStart.Load(); rs >= 0 && rs < local {
-		return rs
+	start := l.logStartOffset.Load()
+	if rs := l.remoteStart.Load(); rs >= 0 && rs < start && l.cfg.Load().RemoteStorageEnable {
+		start = rs
 	}
-	return local
+	return max(start, l.deletedBefore.Load())
 }
 
 // tierGate reports whether a segment ending at upper (exclusive) may be
@@ -145,4 +148,15 @@ func localRetention(cfg *Config) (ms, bytes int64) {
 // them) of a segment ending before segmentEnd.
 func DecodeTxnIndex(data []byte, segmentEnd int64) ([]AbortedTxn, error) {
 	return decodeTxnIndex(data, segmentEnd)
+}
+
+// snapshotPruneBound is the highest offset whose producer snapshot may be
+// pruned: any in an untiered log; in a tiered one only the snapshots of
+// segments the remote tier holds, as each segment is copied with the
+// snapshot at its end.
+func (l *Log) snapshotPruneBound() int64 {
+	if !l.cfg.Load().RemoteStorageEnable {
+		return math.MaxInt64
+	}
+	return l.remoteCopiedUpTo.Load() + 1
 }

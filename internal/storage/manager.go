@@ -729,7 +729,9 @@ func (m *Manager) writeCheckpoints(d *logDir) (err error) {
 		if m.mu.dirOf[tp] != d {
 			continue
 		}
-		rp[tp], lso[tp], hw[tp] = l.RecoveryPoint(), l.LogStartOffset(), l.HighWatermark()
+		// The log start over both tiers, as Kafka checkpoints it; the
+		// local one is the first segment's base at load.
+		rp[tp], lso[tp], hw[tp] = l.RecoveryPoint(), l.EarliestOffset(), l.HighWatermark()
 	}
 	m.mu.Unlock()
 	if err := WriteOffsetCheckpoint(filepath.Join(d.path, RecoveryPointCheckpointFile), rp); err != nil {

@@ -590,10 +590,11 @@ func decodeSnapshot(data []byte) (map[int64]*producerEntry, error) {
 }
 
 // takeSnapshot writes the state as of offset and prunes old snapshots,
-// keeping the newest few. sync requests an fsync; roll-time snapshots skip
-// it because a torn snapshot fails its checksum and recovery falls back to an
-// older one plus replay.
-func (m *producerStateManager) takeSnapshot(offset int64, sync bool) error {
+// keeping the newest few and every one above pruneBound (a tiered log's
+// segments not yet copied, each copied with its snapshot). sync requests an
+// fsync; roll-time snapshots skip it because a torn snapshot fails its
+// checksum and recovery falls back to an older one plus replay.
+func (m *producerStateManager) takeSnapshot(offset int64, sync bool, pruneBound int64) error {
 	data := m.encodeSnapshot()
 	path := m.snapshotPath(offset)
 	var err error
@@ -612,7 +613,7 @@ func (m *producerStateManager) takeSnapshot(offset int64, sync bool) error {
 	if err != nil {
 		return err
 	}
-	for len(offs) > keptProducerSnapshots {
+	for len(offs) > keptProducerSnapshots && offs[0] <= pruneBound {
 		m.removeSnapshot(offs[0])
 		offs = offs[1:]
 	}

@@ -30,14 +30,31 @@ type Manager struct {
 	Interval time.Duration
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// TopicExists and SweepOwner, when set, remove the remote data of
+	// deleted topics: on the one node SweepOwner names, each round deletes
+	// the segments of partitions whose topic the metadata image no longer
+	// has.
+	TopicExists func(id [16]byte) bool
+	SweepOwner  func() bool
 
 	// Counters for /metrics, read with atomic loads.
 	BytesCopied    atomic.Int64
 	SegmentsCopied atomic.Int64
 	BytesFetched   atomic.Int64
+	FetchRequests  atomic.Int64
 	CopyErrors     atomic.Int64
 	FetchErrors    atomic.Int64
 	DeleteErrors   atomic.Int64
+	// SegmentsDeleted counts remote segments whose deletion finished.
+	SegmentsDeleted atomic.Int64
+
+	// Gauges set at the end of each Tick over the partitions led here:
+	// what is rolled below the last stable offset and not yet copied, and
+	// what the remote tier holds. ticked says a Tick has set them.
+	CopyLagBytes       atomic.Int64
+	CopyLagSegments    atomic.Int64
+	RemoteLogSizeBytes atomic.Int64
+	ticked             atomic.Bool
 
 	index indexCache
 }
@@ -58,22 +75,28 @@ func (m *Manager) Run(ctx context.Context) {
 
 // Tick does one round of the periodic work over every tiered partition.
 func (m *Manager) Tick(ctx context.Context) {
+	var lagBytes, lagSegments, remoteBytes int64
 	for _, p := range m.Hosted() {
 		if ctx.Err() != nil {
 			return
 		}
 		if !p.Log().Config().RemoteStorageEnable {
+			m.untiered(ctx, p)
 			continue
 		}
 		m.sync(p)
 		if !p.IsLeader() {
 			continue
 		}
-		if err := m.removeOrphans(ctx, p); err != nil {
+		orphansErr := m.removeOrphans(ctx, p)
+		if orphansErr != nil {
 			m.DeleteErrors.Add(1)
-			m.Logger.Warn("removing unfinished remote copies", "topic", p.Topic, "partition", p.Index, "err", err)
+			m.Logger.Warn("removing unfinished remote copies", "topic", p.Topic, "partition", p.Index, "err", orphansErr)
 		}
-		if !p.Config().RemoteLogCopyDisable {
+		// A store that could not delete the last round's unfinished copy
+		// would most likely fail this one too: copying waits for the next
+		// round rather than leave one more orphan per round of an outage.
+		if orphansErr == nil && !p.Config().RemoteLogCopyDisable {
 			if err := m.copy(ctx, p); err != nil {
 				m.CopyErrors.Add(1)
 				m.Logger.Warn("copying segments to remote storage", "topic", p.Topic, "partition", p.Index, "err", err)
@@ -84,7 +107,47 @@ func (m *Manager) Tick(ctx context.Context) {
 			m.Logger.Warn("remote retention", "topic", p.Topic, "partition", p.Index, "err", err)
 		}
 		m.sync(p)
+		log := p.Log()
+		for _, c := range log.TierCandidates(log.RemoteCopiedUpTo(), min(p.HighWatermark(), p.LastStableOffset())) {
+			lagBytes += c.Size
+			lagSegments++
+		}
+		for _, s := range m.Meta.Segments(p.TopicID, p.Index, CopyFinished) {
+			remoteBytes += s.SizeInBytes
+		}
 	}
+	if m.SweepOwner != nil && m.SweepOwner() {
+		if err := m.sweepDeletedTopics(ctx); err != nil {
+			m.DeleteErrors.Add(1)
+			m.Logger.Warn("removing the remote data of deleted topics", "err", err)
+		}
+	}
+	m.CopyLagBytes.Store(lagBytes)
+	m.CopyLagSegments.Store(lagSegments)
+	m.RemoteLogSizeBytes.Store(remoteBytes)
+	m.ticked.Store(true)
+}
+
+// untiered looks after a partition of a topic that is not tiered: when
+// tiering was turned off with remote.log.delete.on.disable=true (KIP-950)
+// its leader deletes the remote segments, and every replica forgets the
+// remote tier once they are gone.
+func (m *Manager) untiered(ctx context.Context, p *partition.Partition) {
+	segs := m.Meta.Segments(p.TopicID, p.Index)
+	if len(segs) == 0 && p.Log().RemoteCopiedUpTo() < 0 {
+		return
+	}
+	if len(segs) > 0 && p.IsLeader() && p.Config().RemoteLogDeleteOnDisable {
+		for _, s := range segs {
+			if err := m.deleteSegment(ctx, s); err != nil {
+				m.DeleteErrors.Add(1)
+				m.Logger.Warn("deleting the remote data of a topic no longer tiered", "topic", p.Topic, "partition", p.Index, "err", err)
+				break
+			}
+		}
+		m.Logger.Info("deleted the remote data of a topic no longer tiered", "topic", p.Topic, "partition", p.Index, "segments", len(segs))
+	}
+	m.sync(p)
 }
 
 // sync tells the log what the remote tier holds.
@@ -190,21 +253,60 @@ func (m *Manager) deleteSegment(ctx context.Context, md SegmentMetadata) error {
 		return err
 	}
 	m.index.drop(md.ID)
-	return m.Meta.UpdateSegment(ctx, md.SegmentID, DeleteFinished, m.NodeID, nil)
+	if err := m.Meta.UpdateSegment(ctx, md.SegmentID, DeleteFinished, m.NodeID, nil); err != nil {
+		return err
+	}
+	m.SegmentsDeleted.Add(1)
+	return nil
+}
+
+// deletedTopicGrace is how old the newest event of a partition must be
+// before its remote data is removed for want of its topic in this node's
+// metadata image: an image behind the cluster's may not know a topic just
+// created, whose first copy comes a segment roll later, within the grace.
+const deletedTopicGrace = 10 * time.Second
+
+// sweepDeletedTopics deletes the remote segments of partitions whose topic
+// is gone, after recording the partition's deletion.
+func (m *Manager) sweepDeletedTopics(ctx context.Context) error {
+	for _, r := range m.Meta.Partitions() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if m.TopicExists(r.TopicID) {
+			continue
+		}
+		if !r.Deleted {
+			if m.Now().UnixMilli()-r.LastEvent < deletedTopicGrace.Milliseconds() {
+				continue
+			}
+			if err := m.Meta.DeletePartition(ctx, r.TopicID, r.Topic, r.Partition, m.NodeID); err != nil {
+				return err
+			}
+		}
+		segs := m.Meta.Segments(r.TopicID, r.Partition)
+		for _, s := range segs {
+			if err := m.deleteSegment(ctx, s); err != nil {
+				return err
+			}
+		}
+		m.Logger.Info("deleted the remote data of a deleted topic", "topic", r.Topic, "partition", r.Partition, "segments", len(segs))
+	}
+	return nil
 }
 
 // expire applies retention.ms and retention.bytes over both tiers: remote
 // segments wholly older than retention.ms, and the oldest while the
-// partition's size over both tiers exceeds retention.bytes.
+// partition's size over both tiers exceeds retention.bytes; and removes
+// the remote segments wholly below the log start over both tiers (records
+// deleted by DeleteRecords).
 func (m *Manager) expire(ctx context.Context, p *partition.Partition) error {
 	cfg := p.Log().Config()
-	if !cfg.Delete {
-		return nil
-	}
 	segs := m.Meta.Segments(p.TopicID, p.Index, CopyFinished)
 	if len(segs) == 0 {
 		return nil
 	}
+	logStart := p.Log().EarliestOffset()
 	nowMs := m.Now().UnixMilli()
 	// The partition's size over both tiers: the remote segments, plus the
 	// rolled local segments past them (what is in both is counted once;
@@ -217,21 +319,28 @@ func (m *Manager) expire(ctx context.Context, p *partition.Partition) error {
 		total += c.Size
 	}
 	var doomed []SegmentMetadata
+	var reasons []string
 	for _, s := range segs {
-		byTime := cfg.RetentionMs >= 0 && nowMs-s.MaxTimestamp > cfg.RetentionMs
-		bySize := cfg.RetentionBytes >= 0 && total-s.SizeInBytes >= cfg.RetentionBytes
-		if !byTime && !bySize {
+		byStart := s.EndOffset < logStart
+		byTime := cfg.Delete && cfg.RetentionMs >= 0 && nowMs-s.MaxTimestamp > cfg.RetentionMs
+		bySize := cfg.Delete && cfg.RetentionBytes >= 0 && total-s.SizeInBytes >= cfg.RetentionBytes
+		if !byStart && !byTime && !bySize {
 			break
 		}
+		reason := "retention"
+		if byStart {
+			reason = "log start offset"
+		}
 		doomed = append(doomed, s)
+		reasons = append(reasons, reason)
 		total -= s.SizeInBytes
 	}
-	for _, s := range doomed {
+	for i, s := range doomed {
 		if err := m.deleteSegment(ctx, s); err != nil {
 			return err
 		}
 		m.Logger.Info("deleted remote segment", "topic", p.Topic, "partition", p.Index,
-			"start_offset", s.StartOffset, "end_offset", s.EndOffset, "reason", "retention")
+			"start_offset", s.StartOffset, "end_offset", s.EndOffset, "reason", reasons[i])
 	}
 	return nil
 }

@@ -282,6 +282,37 @@ func (s *MetadataStore) Segments(topicID [16]byte, partition int32, states ...Se
 	return out
 }
 
+// PartitionRef names a partition the store holds remote segments of.
+type PartitionRef struct {
+	TopicID   [16]byte
+	Topic     string
+	Partition int32
+	// Deleted says a partition-delete event was seen: its topic is gone
+	// and its segments are being removed.
+	Deleted bool
+	// LastEvent is the newest event timestamp of its segments (ms).
+	LastEvent int64
+}
+
+// Partitions returns the partitions that still have segments not deleted.
+func (s *MetadataStore) Partitions() []PartitionRef {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []PartitionRef
+	for pk, ps := range s.parts {
+		if len(ps.segs) == 0 {
+			continue
+		}
+		r := PartitionRef{TopicID: pk.topicID, Partition: pk.partition, Deleted: ps.deleted}
+		for _, md := range ps.segs {
+			r.Topic = md.Topic
+			r.LastEvent = max(r.LastEvent, md.EventTimestamp)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 func containsState(ss []SegmentState, s SegmentState) bool {
 	for _, x := range ss {
 		if x == s {

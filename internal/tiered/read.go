@@ -32,6 +32,7 @@ func (m *Manager) Read(ctx context.Context, p *partition.Partition, offset int64
 		}
 		return nil, ErrOffsetNotRemote
 	}
+	m.FetchRequests.Add(1)
 	out, err := m.read(ctx, *md, offset, maxBytes, minOneBatch)
 	if err != nil {
 		m.FetchErrors.Add(1)

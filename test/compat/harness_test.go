@@ -118,6 +118,8 @@ type brokerOptions struct {
 	overrides [][2]string
 	// extraListeners follow the PLAINTEXT listener the harness probes.
 	extraListeners []string
+	// env is added to the process's environment (KEY=value).
+	env []string
 }
 
 // Option configures StartBroker.
@@ -133,6 +135,11 @@ func WithOverride(key, value string) Option {
 // PLAINTEXT one the harness uses to tell the broker is ready.
 func WithExtraListeners(ls ...string) Option {
 	return func(o *brokerOptions) { o.extraListeners = append(o.extraListeners, ls...) }
+}
+
+// WithEnv adds KEY=value entries to the broker process's environment.
+func WithEnv(kv ...string) Option {
+	return func(o *brokerOptions) { o.env = append(o.env, kv...) }
 }
 
 // Broker is one broker process under test, owned by a single test.
@@ -314,6 +321,9 @@ func (b *Broker) args() []string {
 // failure the process is killed.
 func (b *Broker) start() error {
 	cmd := exec.Command(b.bin, b.args()...)
+	if len(b.opts.env) > 0 {
+		cmd.Env = append(os.Environ(), b.opts.env...)
+	}
 	cmd.Stdout = b.output
 	cmd.Stderr = b.output
 	cmd.SysProcAttr = brokerProcAttr()

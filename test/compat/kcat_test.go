@@ -15,8 +15,14 @@ import (
 // runKcat runs kcat with args and stdin, failing the test on a non-zero exit.
 func runKcat(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
+	return runKcatFor(t, 30*time.Second, stdin, args...)
+}
+
+// runKcatFor is runKcat with a time limit other than 30 s.
+func runKcatFor(t *testing.T, limit time.Duration, stdin string, args ...string) string {
+	t.Helper()
 	bin := requireTool(t, "kcat")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdin = strings.NewReader(stdin)

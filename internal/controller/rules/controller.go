@@ -34,6 +34,9 @@ type ControllerConfig struct {
 	// (after applying the requested change). A non-nil error rejects the
 	// request with INVALID_CONFIG (or with the kerr code it wraps).
 	ValidateTopicConfigs func(configs map[string]string) error
+	// ValidateTopicChange checks an altered topic's overrides against the
+	// ones they replace (a transition the new set alone cannot show).
+	ValidateTopicChange func(old, next map[string]string) error
 	// ValidateBrokerConfigs does the same for a broker or the cluster
 	// default (resource "").
 	ValidateBrokerConfigs func(resourceName string, configs map[string]string) error
@@ -266,6 +269,9 @@ func (c *Controller) AlterConfigs(ctx context.Context, changes []ConfigChange, v
 	switch {
 	case typ == metadata.ConfigResourceTopic:
 		err = c.validateTopicConfigs(current)
+		if err == nil && c.cfg.ValidateTopicChange != nil {
+			err = asConfigError(c.cfg.ValidateTopicChange(img.TopicConfig(name), current))
+		}
 	case typ == metadata.ConfigResourceGroup:
 		if c.cfg.ValidateGroupConfigs != nil {
 			err = asConfigError(c.cfg.ValidateGroupConfigs(current))
