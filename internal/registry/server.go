@@ -1,0 +1,75 @@
+package registry
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/vltava/vltava/internal/httpapi"
+)
+
+// Server is a running registry node: its store, its service and its
+// HTTP listeners.
+type Server struct {
+	store *Store
+	svc   *Service
+	http  *httpapi.Server
+}
+
+// ServerOptions are what the embedding adds to a Config: the HTTP
+// layer's hooks and the logger.
+type ServerOptions struct {
+	// TLS and Authenticator are passed to the HTTP layer as they are.
+	TLS           func() (*tls.Config, error)
+	Authenticator httpapi.Authenticator
+	Logger        *slog.Logger
+}
+
+// Start opens the store (creating the topic, reading it to the end) and
+// binds the listeners.
+func Start(ctx context.Context, cfg Config, o ServerOptions) (*Server, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg.Store.Logger = log
+	state := NewState()
+	store, err := OpenStore(ctx, cfg.Store, state)
+	if err != nil {
+		return nil, err
+	}
+	clusterID := ""
+	if md, err := kadm.NewClient(store.cl).BrokerMetadata(ctx); err == nil {
+		clusterID = md.Cluster
+	}
+	svc := NewService(state, store, cfg.CompatibilityLevel)
+	h := NewHandler(svc, HandlerOptions{MaxRequestBytes: cfg.MaxRequestBytes, ClusterID: clusterID})
+	hs := httpapi.New(httpapi.Options{Service: "schema-registry", Listeners: cfg.Listeners, TLS: o.TLS,
+		Authenticator: o.Authenticator, Logger: log})
+	hs.Handle("/", h)
+	if err := hs.Start(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return &Server{store: store, svc: svc, http: hs}, nil
+}
+
+// Addrs are the bound listener addresses.
+func (s *Server) Addrs() []net.Addr { return s.http.Addrs() }
+
+// Service is the node's service (for the broker's schema validation).
+func (s *Server) Service() *Service { return s.svc }
+
+// Close stops serving and closes the store.
+func (s *Server) Close() error {
+	err := s.http.Close()
+	s.store.Close()
+	if err != nil {
+		return fmt.Errorf("schema registry: %w", err)
+	}
+	return nil
+}
