@@ -39,6 +39,9 @@ func (s *Service) State() *State { return s.state }
 // RegisterRequest is the body of POST /subjects/{s}/versions and of the
 // lookup and compatibility requests.
 type RegisterRequest struct {
+	// Subject is accepted as newer clients send it; the path names the
+	// subject.
+	Subject    string      `json:"subject,omitempty"`
 	Schema     string      `json:"schema"`
 	SchemaType string      `json:"schemaType,omitempty"`
 	References []Reference `json:"references,omitempty"`
