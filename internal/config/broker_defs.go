@@ -31,6 +31,7 @@ var singleNodeDefaults = map[string]string{
 	"offsets.topic.replication.factor":         "1",
 	"transaction.state.log.replication.factor": "1",
 	"transaction.state.log.min.isr":            "1",
+	"schema.registry.listeners":                "http://127.0.0.1:8081",
 }
 
 // defaultProtocolMap is Kafka's default listener.security.protocol.map: every
@@ -337,6 +338,7 @@ func init() {
 		}
 	}
 	brokerDefList = append(brokerDefList, observabilityDefs...)
+	brokerDefList = append(brokerDefList, schemaRegistryDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {

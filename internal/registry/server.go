@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -29,17 +31,33 @@ type ServerOptions struct {
 	Logger        *slog.Logger
 }
 
-// Start opens the store (creating the topic, reading it to the end) and
-// binds the listeners.
+// ListenError is a listener that could not be bound.
+type ListenError struct{ Err error }
+
+func (e *ListenError) Error() string { return e.Err.Error() }
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// Start binds the listeners (a *ListenError if one cannot be bound), then
+// opens the store (creating the topic, reading it to the end); until the
+// store is open requests are answered 503.
 func Start(ctx context.Context, cfg Config, o ServerOptions) (*Server, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	cfg.Store.Logger = log
+	late := &lateHandler{}
+	hs := httpapi.New(httpapi.Options{Service: "schema-registry", Listeners: cfg.Listeners, TLS: o.TLS,
+		Authenticator: o.Authenticator, Logger: log})
+	hs.Handle("/", late)
+	if err := hs.Start(); err != nil {
+		return nil, &ListenError{err}
+	}
 	state := NewState()
 	store, err := OpenStore(ctx, cfg.Store, state)
 	if err != nil {
+		hs.Close()
 		return nil, err
 	}
 	clusterID := ""
@@ -47,15 +65,21 @@ func Start(ctx context.Context, cfg Config, o ServerOptions) (*Server, error) {
 		clusterID = md.Cluster
 	}
 	svc := NewService(state, store, cfg.CompatibilityLevel)
-	h := NewHandler(svc, HandlerOptions{MaxRequestBytes: cfg.MaxRequestBytes, ClusterID: clusterID})
-	hs := httpapi.New(httpapi.Options{Service: "schema-registry", Listeners: cfg.Listeners, TLS: o.TLS,
-		Authenticator: o.Authenticator, Logger: log})
-	hs.Handle("/", h)
-	if err := hs.Start(); err != nil {
-		store.Close()
-		return nil, err
-	}
+	late.h.Store(&struct{ http.Handler }{NewHandler(svc, HandlerOptions{MaxRequestBytes: cfg.MaxRequestBytes, ClusterID: clusterID})})
 	return &Server{store: store, svc: svc, http: hs}, nil
+}
+
+// lateHandler serves 503 until the store is open.
+type lateHandler struct {
+	h atomic.Pointer[struct{ http.Handler }]
+}
+
+func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := l.h.Load(); h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
+	writeError(w, &Error{http.StatusServiceUnavailable, codeOperationTimeout, "The schema registry is starting: its store is being read"})
 }
 
 // Addrs are the bound listener addresses.
