@@ -66,7 +66,7 @@ func Commands() []*cobra.Command {
 	for _, c := range cmds {
 		addGlobalFlags(c)
 	}
-	return cmds
+	return append(cmds, newRegistryCommand())
 }
 
 // globals holds the flags shared by every client command.
