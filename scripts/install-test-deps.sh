@@ -10,6 +10,9 @@
 #   libsasl2-modules-gssapi-mit, python3-gssapi
 #                            GSSAPI for librdkafka and kafka-python
 #   prometheus               a real Prometheus server scraping /metrics in tests
+#   python3-requests, python3-jsonschema
+#                            confluent-kafka's SchemaRegistryClient and JSON
+#                            Schema serializers, against the schema registry
 #   staticcheck              the lint step (Go module proxy)
 #   versitygw                an S3-compatible server the tiered-storage tests
 #                            start on loopback (Go module proxy, pinned)
@@ -19,7 +22,7 @@ set -euo pipefail
 
 packages=(python3 python3-kafka python3-confluent-kafka kcat iproute2 openssl
 	krb5-kdc krb5-admin-server krb5-user libsasl2-modules-gssapi-mit python3-gssapi
-	prometheus)
+	prometheus python3-requests python3-jsonschema)
 
 missing=()
 for pkg in "${packages[@]}"; do

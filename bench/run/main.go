@@ -296,7 +296,7 @@ func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, t
 // startBrokerArgs starts a Vltava node with the given config overrides;
 // addr is where it serves clients.
 func startBrokerArgs(e env, dir, addr string, overrides []string) (*broker, time.Duration, error) {
-	args := []string{"server", "--override", "log.dirs=" + dir, "--override", "rest.listeners=", "--log-level", "warn"}
+	args := []string{"server", "--override", "log.dirs=" + dir, "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--log-level", "warn"}
 	for _, x := range overrides {
 		args = append(args, "--override", x)
 	}

@@ -40,6 +40,7 @@ func startNode(t *testing.T, props map[string]string) *testNode {
 		"node.id":                   "1",
 		"auto.create.topics.enable": "false",
 		"rest.listeners":            "",
+		"schema.registry.listeners": "",
 	}
 	for k, v := range props {
 		all[k] = v

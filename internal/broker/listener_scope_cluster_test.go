@@ -59,6 +59,7 @@ func TestReplicationUsesTheInterBrokerListener(t *testing.T) {
 			"broker.session.timeout.ms":             "2000",
 			"log.dirs":                              t.TempDir(),
 			"rest.listeners":                        "",
+			"schema.registry.listeners":             "",
 			"auto.create.topics.enable":             "false",
 		})
 		if err != nil {

@@ -30,6 +30,7 @@ func startTwoListenerNode(t *testing.T) (client, replication *testNode) {
 		"node.id":                        "1",
 		"auto.create.topics.enable":      "false",
 		"rest.listeners":                 "",
+		"schema.registry.listeners":      "",
 	})
 	if err != nil {
 		t.Fatalf("config: %v", err)

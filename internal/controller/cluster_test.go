@@ -85,6 +85,7 @@ func startCluster(t *testing.T, n int, extra map[string]string) *cluster {
 			"log.dirs":                              t.TempDir(),
 			"auto.leader.rebalance.enable":          "false",
 			"rest.listeners":                        "",
+			"schema.registry.listeners":             "",
 		}
 		for k, v := range extra {
 			props[k] = v

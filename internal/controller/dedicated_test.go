@@ -63,6 +63,7 @@ func startDedicated(t *testing.T, nc, nb int) *dedicatedCluster {
 		"broker.session.timeout.ms":             "1000",
 		"auto.leader.rebalance.enable":          "false",
 		"rest.listeners":                        "",
+		"schema.registry.listeners":             "",
 	}
 	for i := range nc + nb {
 		id := int32(i + 1)

@@ -299,7 +299,7 @@ func (b *Broker) args() []string {
 	args := []string{"server",
 		"--override", "listeners=" + listeners,
 		"--override", "log.dirs=" + b.dataDir,
-		"--override", "rest.listeners=", // no REST Proxy unless a test asks (WithOverride)
+		"--override", "rest.listeners=", "--override", "schema.registry.listeners=", // no REST Proxy unless a test asks (WithOverride)
 	}
 	for _, kv := range b.opts.overrides {
 		args = append(args, "--override", kv[0]+"="+kv[1])
