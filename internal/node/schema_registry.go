@@ -1,0 +1,64 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/vltava/vltava/internal/registry"
+)
+
+// startSchemaRegistry runs the embedded schema registry
+// (schema.registry.listeners) once the broker serves clients: it is a
+// Kafka client of this node's own listener, as a standalone registry is
+// of its cluster, and the broker's schema validation looks ids up in it.
+func (n *Node) startSchemaRegistry() error {
+	if len(n.cfg.SchemaRegistryListeners) == 0 || n.brokerAPIs == nil {
+		return nil
+	}
+	seed := n.ownListener()
+	sec, err := interBrokerSecurity(n.cfg)
+	if err != nil {
+		return err
+	}
+	cfg := registry.Config{
+		Listeners: n.cfg.SchemaRegistryListeners,
+		Bootstrap: []string{seed},
+		Store: registry.StoreConfig{
+			Topic:             n.cfg.SchemaRegistryTopic,
+			ReplicationFactor: n.cfg.SchemaRegistryReplicationFactor,
+			InitTimeout:       time.Minute,
+			Client:            append([]kgo.Opt{kgo.SeedBrokers(seed), kgo.ClientID("vltava-schema-registry")}, sec.KgoOpts()...),
+		},
+		CompatibilityLevel: n.cfg.SchemaRegistryCompatibilityLevel,
+		MaxRequestBytes:    n.cfg.SchemaRegistryRequestMaxBytes,
+	}
+	s, err := registry.Start(context.Background(), cfg, registry.ServerOptions{Logger: n.log.With("component", "schema-registry")})
+	if err != nil {
+		var le *registry.ListenError
+		if _, set := n.cfg.Raw["schema.registry.listeners"]; !set && errors.As(err, &le) {
+			// The single-node default endpoint (127.0.0.1:8081) is taken:
+			// the node runs without its registry rather than not at all,
+			// and says so. An explicit setting that cannot bind stops
+			// start-up.
+			n.log.Warn("schema registry not started: its default endpoint is in use; set schema.registry.listeners to serve it elsewhere", "err", err)
+			return nil
+		}
+		return fmt.Errorf("schema.registry.listeners: %w", err)
+	}
+	n.registry = s
+	n.brokerAPIs.SetSchemaRegistry(s.Service().State())
+	return nil
+}
+
+// closeSchemaRegistry stops the embedded registry, before the listeners
+// its client uses.
+func (n *Node) closeSchemaRegistry() error {
+	if n.registry == nil {
+		return nil
+	}
+	return n.registry.Close()
+}
