@@ -421,6 +421,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	if err := n.partitions.RemoveStray(); err != nil {
 		log.Warn("removing stray logs", "err", err)
 	}
+	if err := n.listenSchemaRegistry(); err != nil {
+		return nil, err
+	}
 	if err := n.startRest(); err != nil {
 		return nil, err
 	}
@@ -433,7 +436,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	if n.tiered != nil {
 		n.tiered.start(cfg, b, n.partitions, n.meta.Image, n.ownListener(), ibSec)
 	}
-	if err := n.startSchemaRegistry(); err != nil {
+	if err := n.openSchemaRegistry(); err != nil {
 		return nil, err
 	}
 	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.ClusterID(),

@@ -11,11 +11,11 @@ import (
 	"github.com/vltava/vltava/internal/registry"
 )
 
-// startSchemaRegistry runs the embedded schema registry
-// (schema.registry.listeners) once the broker serves clients: it is a
-// Kafka client of this node's own listener, as a standalone registry is
-// of its cluster, and the broker's schema validation looks ids up in it.
-func (n *Node) startSchemaRegistry() error {
+// listenSchemaRegistry binds the embedded schema registry's listeners
+// (schema.registry.listeners) while the node starts, before the REST
+// Proxy, which is given its address; until openSchemaRegistry it answers
+// 503.
+func (n *Node) listenSchemaRegistry() error {
 	if len(n.cfg.SchemaRegistryListeners) == 0 || n.brokerAPIs == nil {
 		return nil
 	}
@@ -36,7 +36,7 @@ func (n *Node) startSchemaRegistry() error {
 		CompatibilityLevel: n.cfg.SchemaRegistryCompatibilityLevel,
 		MaxRequestBytes:    n.cfg.SchemaRegistryRequestMaxBytes,
 	}
-	s, err := registry.Start(context.Background(), cfg, registry.ServerOptions{Logger: n.log.With("component", "schema-registry")})
+	s, err := registry.Listen(cfg, registry.ServerOptions{Logger: n.log.With("component", "schema-registry")})
 	if err != nil {
 		var le *registry.ListenError
 		if _, set := n.cfg.Raw["schema.registry.listeners"]; !set && errors.As(err, &le) {
@@ -50,7 +50,21 @@ func (n *Node) startSchemaRegistry() error {
 		return fmt.Errorf("schema.registry.listeners: %w", err)
 	}
 	n.registry = s
-	n.brokerAPIs.SetSchemaRegistry(s.Service().State())
+	return nil
+}
+
+// openSchemaRegistry opens the embedded registry's store once the broker
+// serves clients: the registry is a Kafka client of this node's own
+// listener, as a standalone registry is of its cluster, and the broker's
+// schema validation looks ids up in it.
+func (n *Node) openSchemaRegistry() error {
+	if n.registry == nil {
+		return nil
+	}
+	if err := n.registry.Open(context.Background()); err != nil {
+		return fmt.Errorf("schema.registry.listeners: %w", err)
+	}
+	n.brokerAPIs.SetSchemaRegistry(n.registry.Service().State())
 	return nil
 }
 

@@ -90,10 +90,6 @@ func errStore(err error) *Error {
 	return &Error{http.StatusInternalServerError, codeStoreError, "Error while registering schema: " + err.Error()}
 }
 
-func errTimeout(what string) *Error {
-	return &Error{http.StatusInternalServerError, codeOperationTimeout, what}
-}
-
 // errHTTP is an error with no registry code of its own: the code is the
 // status, as Confluent's REST layer answers malformed requests.
 func errHTTP(status int, msg string) *Error { return &Error{status, status, msg} }

@@ -174,6 +174,12 @@ func (s *Service) Register(ctx context.Context, subject string, req RegisterRequ
 	text := parsed.identity()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	// Read to the topic's end first: another registry node's write of
+	// the same subject or a newer id is then in the state the version
+	// and id below are allocated from.
+	if err := s.store.sync(ctx); err != nil {
+		return 0, errStore(err)
+	}
 	live := s.state.versions(subject, false)
 	for _, v := range live {
 		if v.Type == typ && slices.Equal(v.References, req.References) && s.sameSchema(v, parsed, normalize) {

@@ -43,7 +43,6 @@ type Store struct {
 	progressMu sync.Mutex    // guards next and progress
 	next       int64         // offset of the next record to apply
 	progress   chan struct{} // closed and replaced each time next advances
-	readErr    error         // set when the reader stops on a fatal error
 
 	cancel context.CancelFunc
 	done   chan struct{}
