@@ -368,8 +368,11 @@ func (b *broker) stop() {
 }
 
 // cpuSeconds is the process's utime+stime.
-func (b *broker) cpuSeconds() float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", b.cmd.Process.Pid))
+func (b *broker) cpuSeconds() float64 { return procCPUSeconds(b.cmd.Process.Pid) }
+
+// procCPUSeconds is a process's utime+stime from /proc, 0 if unreadable.
+func procCPUSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}

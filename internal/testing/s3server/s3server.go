@@ -134,6 +134,14 @@ func (s *Server) start() error {
 	return nil
 }
 
+// Pid is the running server's process id (0 when stopped).
+func (s *Server) Pid() int {
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Stop kills the server (an outage, or the end of the test). Objects stay
 // in Root.
 func (s *Server) Stop() {
