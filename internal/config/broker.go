@@ -224,6 +224,14 @@ type Broker struct {
 	ConnectEnable bool `config:"connect.enable"`
 	ConnectWorker map[string]string
 
+	// Schema registry (schema_registry.go).
+	SchemaRegistryListeners          []HTTPListener `config:"schema.registry.listeners"`
+	SchemaRegistryTopic              string         `config:"schema.registry.kafkastore.topic"`
+	SchemaRegistryReplicationFactor  int            `config:"schema.registry.kafkastore.topic.replication.factor"`
+	SchemaRegistryCompatibilityLevel string         `config:"schema.registry.schema.compatibility.level"`
+	SchemaRegistryRequestMaxBytes    int64          `config:"schema.registry.request.max.bytes"`
+	SchemaRegistryURL                string         `config:"confluent.schema.registry.url"`
+
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
 	Raw map[string]string
@@ -532,6 +540,7 @@ func (b *Broker) fill() error {
 	b.AddPartitionsToTxnRetryBackoffMaxMs = i32("add.partitions.to.txn.retry.backoff.max.ms")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
+	b.fillSchemaRegistry(str)
 	if err := b.fillObservability(str); err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ var singleNodeDefaults = map[string]string{
 	"transaction.state.log.replication.factor":                 "1",
 	"transaction.state.log.min.isr":                            "1",
 	"rlmm.config.remote.log.metadata.topic.replication.factor": "1",
+	"schema.registry.listeners":                                "http://127.0.0.1:8081",
 }
 
 // defaultProtocolMap is Kafka's default listener.security.protocol.map: every
@@ -366,6 +367,7 @@ func init() {
 	brokerDefList = append(brokerDefList, observabilityDefs...)
 	brokerDefList = append(brokerDefList, restDefs...)
 	brokerDefList = append(brokerDefList, connectDefs...)
+	brokerDefList = append(brokerDefList, schemaRegistryDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {
