@@ -13,6 +13,9 @@
 #   postgresql, mariadb-server
 #                            real databases the JDBC connector tests start on
 #                            loopback (test/connect, internal/testing/sqlserver)
+#   python3-requests, python3-jsonschema
+#                            confluent-kafka's SchemaRegistryClient and JSON
+#                            Schema serializers, against the schema registry
 #   staticcheck              the lint step (Go module proxy)
 #   versitygw                an S3-compatible server the tiered-storage tests
 #                            start on loopback (Go module proxy, pinned)
@@ -22,7 +25,8 @@ set -euo pipefail
 
 packages=(python3 python3-kafka python3-confluent-kafka kcat iproute2 openssl
 	krb5-kdc krb5-admin-server krb5-user libsasl2-modules-gssapi-mit python3-gssapi
-	prometheus postgresql mariadb-server)
+	prometheus postgresql mariadb-server
+	python3-requests python3-jsonschema)
 
 missing=()
 for pkg in "${packages[@]}"; do

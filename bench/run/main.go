@@ -204,6 +204,7 @@ func run() error {
 	w("\nThroughput cells: median (min–max) records/s; latency cells: p50/p99/p99.9 ms; partitions rows: topic creation seconds and records/s; restart rows: seconds from exec to serving.\n")
 	failed += metricsSection(e, nruns, w) // metrics.go
 	failed += mirrorSection(e, nruns, w)  // mirror.go
+	failed += tieredSection(e, nruns, w)  // tiered.go
 	if *out != "" {
 		if err := os.WriteFile(*out, report.Bytes(), 0o644); err != nil {
 			return err
@@ -300,7 +301,7 @@ func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, t
 // addr is where it serves clients.
 func startBrokerArgs(e env, dir, addr string, overrides []string) (*broker, time.Duration, error) {
 	// No admin listener unless the overrides (which come after) set one.
-	args := []string{"server", "--override", "log.dirs=" + dir, "--override", "admin.listeners=", "--override", "rest.listeners=", "--log-level", "warn"}
+	args := []string{"server", "--override", "log.dirs=" + dir, "--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--log-level", "warn"}
 	for _, x := range overrides {
 		args = append(args, "--override", x)
 	}
@@ -312,7 +313,10 @@ func launch(cmd *exec.Cmd, impl, addr, dir string) (*broker, time.Duration, erro
 	b := &broker{cmd: cmd, addr: addr, dir: dir, impl: impl, log: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = b.log, b.log
 	// Both brokers are Go programs: gctrace reports their GC pauses.
-	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "GODEBUG=gctrace=1")
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
@@ -364,8 +368,11 @@ func (b *broker) stop() {
 }
 
 // cpuSeconds is the process's utime+stime.
-func (b *broker) cpuSeconds() float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", b.cmd.Process.Pid))
+func (b *broker) cpuSeconds() float64 { return procCPUSeconds(b.cmd.Process.Pid) }
+
+// procCPUSeconds is a process's utime+stime from /proc, 0 if unreadable.
+func procCPUSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}

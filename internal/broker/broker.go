@@ -43,6 +43,9 @@ type Broker struct {
 	meta       metadata.Log
 	controller *rules.Controller
 	partitions *partition.Manager
+	// schemas is where broker-side schema validation looks ids up
+	// (schema_validation.go).
+	schemas schemaValidator
 	// leaderQuota throttles follower fetches (fetch_throttle.go).
 	leaderQuota ReplicationQuota
 	// clientQuotas measures clients against their quotas

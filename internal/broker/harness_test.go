@@ -41,6 +41,7 @@ func startNode(t *testing.T, props map[string]string) *testNode {
 		"auto.create.topics.enable": "false",
 		"admin.listeners":           "", // several nodes per process: no admin port each
 		"rest.listeners":            "",
+		"schema.registry.listeners": "",
 	}
 	for k, v := range props {
 		all[k] = v

@@ -60,6 +60,7 @@ func TestReplicationUsesTheInterBrokerListener(t *testing.T) {
 			"log.dirs":                              t.TempDir(),
 			"admin.listeners":                       "",
 			"rest.listeners":                        "",
+			"schema.registry.listeners":             "",
 			"auto.create.topics.enable":             "false",
 		})
 		if err != nil {

@@ -31,6 +31,7 @@ func startTwoListenerNode(t *testing.T) (client, replication *testNode) {
 		"auto.create.topics.enable":      "false",
 		"admin.listeners":                "",
 		"rest.listeners":                 "",
+		"schema.registry.listeners":      "",
 	})
 	if err != nil {
 		t.Fatalf("config: %v", err)

@@ -67,6 +67,7 @@ func Commands() []*cobra.Command {
 	for _, c := range cmds {
 		addGlobalFlags(c)
 	}
+	cmds = append(cmds, newRegistryCommand())
 	// connect talks to the cluster through its worker config, or to a
 	// worker's REST API (--connect-url): no global client flags.
 	return append(cmds, newConnectCommand(), newMirrorCommand())

@@ -57,6 +57,10 @@ type recordFormatter struct {
 	keySep string
 	w      io.Writer
 	kafka  kafkaFormatter // for format "kafka"
+	// schemas decodes wire-format keys and values to JSON
+	// (--key-schema-id, --value-schema-id); nil: printed as they are.
+	schemas *schemaCodecs
+	schemaF *schemaFlags
 }
 
 func (f *recordFormatter) write(r *kgo.Record) error {
@@ -188,6 +192,7 @@ func newConsumeCommand() *cobra.Command {
 		timeoutMs   int64
 		props       propertyFlags
 		formatProps []string
+		schemas     schemaFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "consume TOPIC",
@@ -269,6 +274,12 @@ on the command line win.`,
 			if d, ok := td[topic]; !ok || d.Err != nil {
 				return fmt.Errorf("topic %q does not exist", topic)
 			}
+			if schemas.enabled() {
+				if rf.schemas, err = schemas.codecs(); err != nil {
+					return err
+				}
+				rf.schemaF = &schemas
+			}
 			n, err := consumeRecords(ctx, cl, &o, rf)
 			fmt.Fprintf(in.stderr, "Processed a total of %d messages\n", n)
 			return err
@@ -289,6 +300,7 @@ on the command line win.`,
 	f.Var(deserializerFlag("key.deserializer"), "key-deserializer", "Kafka's key deserializer class (String, ByteArray or Bytes deserializers only)")
 	f.Var(deserializerFlag("value.deserializer"), "value-deserializer", "Kafka's value deserializer class (String, ByteArray or Bytes deserializers only)")
 	f.StringArrayVar(&formatProps, "property", nil, "Kafka formatter property k=v (print.key, print.timestamp, ...; repeatable)")
+	schemas.register(cmd, "decoded")
 	props.register(cmd, "consumer.config", "consumer-property", "consumer")
 	return cmd
 }
@@ -315,6 +327,12 @@ loop:
 			break loop
 		}
 		for _, r := range fetches.Records() {
+			if f.schemas != nil {
+				if err := f.schemas.decode(ctx, f.schemaF, r); err != nil {
+					result = err
+					break loop
+				}
+			}
 			if err := f.write(r); err != nil {
 				result = err
 				break loop

@@ -95,6 +95,10 @@ type recordParser struct {
 	keySep    string
 	headers   []kgo.RecordHeader
 	partition int32 // -1: let the partitioner choose
+	// schemas encodes JSON keys and values with registered schemas
+	// (--key-schema-id, --value-schema-id, schema_codec.go); nil: as is.
+	schemas *schemaCodecs
+	schemaF *schemaFlags
 }
 
 func (p *recordParser) parse(line string) (*kgo.Record, error) {
@@ -109,6 +113,11 @@ func (p *recordParser) parse(line string) (*kgo.Record, error) {
 	r.Value = []byte(line)
 	if len(p.headers) > 0 {
 		r.Headers = append([]kgo.RecordHeader(nil), p.headers...)
+	}
+	if p.schemas != nil {
+		if err := p.schemas.encode(context.Background(), p.schemaF, r); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -128,6 +137,7 @@ func newProduceCommand() *cobra.Command {
 		ps          producerSettings
 		props       propertyFlags
 		readerProps []string
+		schemas     schemaFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "produce TOPIC",
@@ -170,6 +180,12 @@ settings of --command-config; flags given on the command line win.`,
 				fmt.Fprintln(in.stderr, "warning:", w)
 			}
 			parser := &recordParser{topic: topic, keySep: keySep, partition: partition}
+			if schemas.enabled() {
+				if parser.schemas, err = schemas.codecs(); err != nil {
+					return err
+				}
+				parser.schemaF = &schemas
+			}
 			for _, kv := range hkvs {
 				parser.headers = append(parser.headers, kgo.RecordHeader{Key: kv[0], Value: []byte(kv[1])})
 			}
@@ -219,6 +235,7 @@ settings of --command-config; flags given on the command line win.`,
 	f.Int32Var(&partition, "partition", -1, "produce every record to this partition")
 	f.StringArrayVar(&readerProps, "property", nil, "line reader property (Kafka's --property): parse.key=true, key.separator=SEP")
 	ps.register(cmd)
+	schemas.register(cmd, "encoded")
 	props.register(cmd, "producer.config", "producer-property", "producer")
 	flagAliases(cmd, map[string]string{"producer-props": "producer-property"})
 	return cmd

@@ -29,6 +29,11 @@ type partitionDescription struct {
 	Replicas  []int32 `json:"replicas"`
 	ISR       []int32 `json:"isr"`
 	Error     string  `json:"error,omitempty"`
+	// LocalSize and RemoteSize are set for tiered topics
+	// (remote.storage.enable=true): the leader's bytes on disk and the
+	// bytes in the remote tier.
+	LocalSize  *int64 `json:"local_size,omitempty"`
+	RemoteSize *int64 `json:"remote_size,omitempty"`
 }
 
 // partitionFilter is one of kafka-topics.sh --describe's partition
@@ -77,6 +82,9 @@ func newTopicsDescribeCommand() *cobra.Command {
 		Long: `Describe topics (all topics when none are named). Configs lists only the
 settings set on the topic itself (dynamic topic configs), as kafka-topics.sh
 --describe does; use "vltava configs describe --topic X --all" for every value.
+
+A tiered topic (remote.storage.enable=true) shows each partition's bytes on
+the leader's disk and in the remote tier.
 
 The partition selectors (--under-replicated-partitions,
 --unavailable-partitions, --under-min-isr-partitions, --at-min-isr-partitions)
@@ -127,6 +135,7 @@ show only the partitions that match, and only topics that have one.`,
 				}
 			}
 			out := []topicDescription{}
+			tieredIDs := map[string][16]byte{}
 			for _, name := range names {
 				d := td[name]
 				desc := topicDescription{Topic: name, TopicID: kafkaUuidString(d.ID), PartitionCount: len(d.Partitions),
@@ -136,6 +145,9 @@ show only the partitions that match, and only topics that have one.`,
 					for _, c := range rc.Configs {
 						if c.Source == kmsg.ConfigSourceDynamicTopicConfig {
 							desc.Configs[c.Key] = configValue(c)
+						}
+						if c.Key == "remote.storage.enable" && c.Value != nil && *c.Value == "true" {
+							tieredIDs[name] = d.ID
 						}
 						if c.Key == "min.insync.replicas" && c.Value != nil {
 							if n, err := strconv.Atoi(*c.Value); err == nil {
@@ -161,6 +173,9 @@ show only the partitions that match, and only topics that have one.`,
 				}
 				out = append(out, desc)
 			}
+			if err := in.addTierSizes(ctx, adm, out, tieredIDs); err != nil {
+				return err
+			}
 			if in.json {
 				return writeJSON(in.stdout, out)
 			}
@@ -172,20 +187,28 @@ show only the partitions that match, and only topics that have one.`,
 				if f.withOverrides {
 					continue // Kafka prints only the topic line then
 				}
-				t := newTable(in.stdout, "TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR")
-				if !f.partitionLevel() {
-					t = newTable(in.stdout, "PARTITION", "LEADER", "REPLICAS", "ISR")
+				cols := []string{"PARTITION", "LEADER", "REPLICAS", "ISR"}
+				if f.partitionLevel() {
+					cols = append([]string{"TOPIC"}, cols...)
 				}
+				_, tiered := tieredIDs[d.Topic]
+				if tiered {
+					cols = append(cols, "LOCAL-BYTES", "REMOTE-BYTES")
+				}
+				t := newTable(in.stdout, cols...)
 				for _, p := range d.Partitions {
 					leader := any(p.Leader)
 					if p.Leader < 0 {
 						leader = "none"
 					}
+					row := []any{p.Partition, leader, joinInt32s(p.Replicas), joinInt32s(p.ISR)}
 					if f.partitionLevel() {
-						t.row(d.Topic, p.Partition, leader, joinInt32s(p.Replicas), joinInt32s(p.ISR))
-					} else {
-						t.row(p.Partition, leader, joinInt32s(p.Replicas), joinInt32s(p.ISR))
+						row = append([]any{d.Topic}, row...)
 					}
+					if tiered && p.LocalSize != nil && p.RemoteSize != nil {
+						row = append(row, *p.LocalSize, *p.RemoteSize)
+					}
+					t.row(row...)
 				}
 				if err := t.flush(); err != nil {
 					return err

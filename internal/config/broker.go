@@ -54,9 +54,16 @@ type Broker struct {
 	RemoteLogStorageManagerClassName string `config:"remote.log.storage.manager.class.name"`
 	RemoteLogManagerTaskIntervalMs   int64  `config:"remote.log.manager.task.interval.ms"`
 	RemoteFetchMaxWaitMs             int32  `config:"remote.fetch.max.wait.ms"`
-	RemoteLogMetadataTopicPartitions int32  `config:"rlmm.config.remote.log.metadata.topic.num.partitions"`
-	RemoteLogMetadataTopicRF         int16  `config:"rlmm.config.remote.log.metadata.topic.replication.factor"`
-	RemoteLogMetadataTopicRetention  int64  `config:"rlmm.config.remote.log.metadata.topic.retention.ms"`
+	// KIP-956's copy and fetch quotas of the remote log manager.
+	RemoteCopyMaxBytesPerSecond      int64 `config:"remote.log.manager.copy.max.bytes.per.second"`
+	RemoteCopyQuotaWindowNum         int32 `config:"remote.log.manager.copy.quota.window.num"`
+	RemoteCopyQuotaWindowSeconds     int32 `config:"remote.log.manager.copy.quota.window.size.seconds"`
+	RemoteFetchMaxBytesPerSecond     int64 `config:"remote.log.manager.fetch.max.bytes.per.second"`
+	RemoteFetchQuotaWindowNum        int32 `config:"remote.log.manager.fetch.quota.window.num"`
+	RemoteFetchQuotaWindowSeconds    int32 `config:"remote.log.manager.fetch.quota.window.size.seconds"`
+	RemoteLogMetadataTopicPartitions int32 `config:"rlmm.config.remote.log.metadata.topic.num.partitions"`
+	RemoteLogMetadataTopicRF         int16 `config:"rlmm.config.remote.log.metadata.topic.replication.factor"`
+	RemoteLogMetadataTopicRetention  int64 `config:"rlmm.config.remote.log.metadata.topic.retention.ms"`
 	RemoteStorageConfig              map[string]string
 	// Client quota windows (internal/security/quota).
 	QuotaWindowNum                   int32 `config:"quota.window.num"`
@@ -216,6 +223,14 @@ type Broker struct {
 	// connect.* keys with the prefix removed.
 	ConnectEnable bool `config:"connect.enable"`
 	ConnectWorker map[string]string
+
+	// Schema registry (schema_registry.go).
+	SchemaRegistryListeners          []HTTPListener `config:"schema.registry.listeners"`
+	SchemaRegistryTopic              string         `config:"schema.registry.kafkastore.topic"`
+	SchemaRegistryReplicationFactor  int            `config:"schema.registry.kafkastore.topic.replication.factor"`
+	SchemaRegistryCompatibilityLevel string         `config:"schema.registry.schema.compatibility.level"`
+	SchemaRegistryRequestMaxBytes    int64          `config:"schema.registry.request.max.bytes"`
+	SchemaRegistryURL                string         `config:"confluent.schema.registry.url"`
 
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
@@ -412,6 +427,12 @@ func (b *Broker) fill() error {
 	b.RemoteLogStorageManagerClassName = str("remote.log.storage.manager.class.name")
 	b.RemoteLogManagerTaskIntervalMs = i64("remote.log.manager.task.interval.ms")
 	b.RemoteFetchMaxWaitMs = i32("remote.fetch.max.wait.ms")
+	b.RemoteCopyMaxBytesPerSecond = i64("remote.log.manager.copy.max.bytes.per.second")
+	b.RemoteCopyQuotaWindowNum = i32("remote.log.manager.copy.quota.window.num")
+	b.RemoteCopyQuotaWindowSeconds = i32("remote.log.manager.copy.quota.window.size.seconds")
+	b.RemoteFetchMaxBytesPerSecond = i64("remote.log.manager.fetch.max.bytes.per.second")
+	b.RemoteFetchQuotaWindowNum = i32("remote.log.manager.fetch.quota.window.num")
+	b.RemoteFetchQuotaWindowSeconds = i32("remote.log.manager.fetch.quota.window.size.seconds")
 	b.RemoteLogMetadataTopicPartitions = i32("rlmm.config.remote.log.metadata.topic.num.partitions")
 	b.RemoteLogMetadataTopicRF = i16("rlmm.config.remote.log.metadata.topic.replication.factor")
 	b.RemoteLogMetadataTopicRetention = i64("rlmm.config.remote.log.metadata.topic.retention.ms")
@@ -519,6 +540,7 @@ func (b *Broker) fill() error {
 	b.AddPartitionsToTxnRetryBackoffMaxMs = i32("add.partitions.to.txn.retry.backoff.max.ms")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
+	b.fillSchemaRegistry(str)
 	if err := b.fillObservability(str); err != nil {
 		return err
 	}

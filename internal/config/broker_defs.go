@@ -32,6 +32,7 @@ var singleNodeDefaults = map[string]string{
 	"transaction.state.log.replication.factor":                 "1",
 	"transaction.state.log.min.isr":                            "1",
 	"rlmm.config.remote.log.metadata.topic.replication.factor": "1",
+	"schema.registry.listeners":                                "http://127.0.0.1:8081",
 }
 
 // defaultProtocolMap is Kafka's default listener.security.protocol.map: every
@@ -197,6 +198,12 @@ var brokerDefList = []Def{
 	def("remote.log.metadata.manager.impl.prefix", String, "rlmm.config.", "Prefix of the remote log metadata manager's settings."),
 	def("remote.log.manager.task.interval.ms", Long, "30000", "Interval of the remote log manager's copy and expiry tasks.", atLeast(1)),
 	def("remote.log.manager.thread.pool.size", Int, "2", "Threads copying and expiring remote segments.", atLeast(1)),
+	def("remote.log.manager.copy.max.bytes.per.second", Long, "9223372036854775807", "Bytes per second the remote log manager may copy to the remote store (KIP-956); a copy waits while the rate over the quota windows is above it.", atLeast(1)),
+	def("remote.log.manager.copy.quota.window.num", Int, "11", "Windows over which the copy rate is measured.", atLeast(1)),
+	def("remote.log.manager.copy.quota.window.size.seconds", Int, "1", "Length of one copy quota window.", atLeast(1)),
+	def("remote.log.manager.fetch.max.bytes.per.second", Long, "9223372036854775807", "Bytes per second consumers may read from the remote store (KIP-956); while the rate over the quota windows is above it, fetches from the remote tier are answered with no records.", atLeast(1)),
+	def("remote.log.manager.fetch.quota.window.num", Int, "11", "Windows over which the remote fetch rate is measured.", atLeast(1)),
+	def("remote.log.manager.fetch.quota.window.size.seconds", Int, "1", "Length of one remote fetch quota window.", atLeast(1)),
 	def("remote.fetch.max.wait.ms", Int, "500", "Longest a fetch served from the remote tier waits for it.", atLeast(1)),
 	def("rlmm.config.remote.log.metadata.topic.num.partitions", Int, "50", "Partitions of __remote_log_metadata.", atLeast(1)),
 	def("rlmm.config.remote.log.metadata.topic.replication.factor", Short, "3", "Replication factor of __remote_log_metadata.", atLeast(1)),
@@ -360,6 +367,7 @@ func init() {
 	brokerDefList = append(brokerDefList, observabilityDefs...)
 	brokerDefList = append(brokerDefList, restDefs...)
 	brokerDefList = append(brokerDefList, connectDefs...)
+	brokerDefList = append(brokerDefList, schemaRegistryDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {

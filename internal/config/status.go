@@ -138,6 +138,12 @@ var keyStatus = map[string]Support{
 	"remote.log.manager.task.interval.ms":                      {Status: Honoured},
 	"remote.log.manager.thread.pool.size":                      defaultOnly("copies and expiries run on one goroutine per node, one partition at a time"),
 	"remote.fetch.max.wait.ms":                                 {Status: Honoured},
+	"remote.log.manager.copy.max.bytes.per.second":             {Status: Honoured},
+	"remote.log.manager.copy.quota.window.num":                 {Status: Honoured},
+	"remote.log.manager.copy.quota.window.size.seconds":        {Status: Honoured},
+	"remote.log.manager.fetch.max.bytes.per.second":            {Status: Honoured},
+	"remote.log.manager.fetch.quota.window.num":                {Status: Honoured},
+	"remote.log.manager.fetch.quota.window.size.seconds":       {Status: Honoured},
 	"rlmm.config.remote.log.metadata.topic.num.partitions":     {Status: Honoured},
 	"rlmm.config.remote.log.metadata.topic.replication.factor": {Status: Honoured},
 	"rlmm.config.remote.log.metadata.topic.retention.ms":       {Status: Honoured},
@@ -191,13 +197,15 @@ const whyNoKerberosLogin = "the broker accepts GSSAPI with its keytab alone and 
 // topicKeyStatus classifies the topic keys that are not honoured; every
 // other topic key is.
 var topicKeyStatus = map[string]Support{
-	"local.retention.bytes":        {Status: Honoured},
-	"local.retention.ms":           {Status: Honoured},
-	"remote.log.copy.disable":      {Status: Honoured},
-	"remote.log.delete.on.disable": {Status: Honoured},
-	"remote.storage.enable":        {Status: Honoured},
-	"message.format.version":       {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
-	"preallocate":                  defaultOnly("segment files are not preallocated"),
+	"local.retention.bytes":                 {Status: Honoured},
+	"local.retention.ms":                    {Status: Honoured},
+	"remote.log.copy.disable":               {Status: Honoured},
+	"remote.log.delete.on.disable":          {Status: Honoured},
+	"remote.storage.enable":                 {Status: Honoured},
+	"message.format.version":                {Status: KafkaIgnores, Reason: "deprecated; since Kafka 3.0 the record format is always v2"},
+	"preallocate":                           defaultOnly("segment files are not preallocated"),
+	"confluent.key.subject.name.strategy":   defaultOnly(whySubjectNaming),
+	"confluent.value.subject.name.strategy": defaultOnly(whySubjectNaming),
 }
 
 // methodReaders names the *Broker methods that resolve keys at run time

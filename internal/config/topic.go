@@ -62,6 +62,11 @@ type Topic struct {
 	LeaderThrottledReplicas   ThrottledReplicas `config:"leader.replication.throttled.replicas"`
 	FollowerThrottledReplicas ThrottledReplicas `config:"follower.replication.throttled.replicas"`
 
+	// KeySchemaValidation and ValueSchemaValidation are the broker-side
+	// schema checks (either name of each enables it).
+	KeySchemaValidation   bool `config:"confluent.key.schema.validation,vltava.key.schema.validation"`
+	ValueSchemaValidation bool `config:"confluent.value.schema.validation,vltava.value.schema.validation"`
+
 	// Overridden lists the topic-level keys set on the topic itself.
 	Overridden []string
 }
@@ -244,6 +249,8 @@ func ResolveTopic(b *Broker, dynamicBroker map[string]string, overrides map[stri
 		LocalRetentionBytes:         i64("local.retention.bytes"),
 		LeaderThrottledReplicas:     parseThrottledReplicas(values["leader.replication.throttled.replicas"]),
 		FollowerThrottledReplicas:   parseThrottledReplicas(values["follower.replication.throttled.replicas"]),
+		KeySchemaValidation:         parseBool(values["confluent.key.schema.validation"]) || parseBool(values["vltava.key.schema.validation"]),
+		ValueSchemaValidation:       parseBool(values["confluent.value.schema.validation"]) || parseBool(values["vltava.value.schema.validation"]),
 		Overridden:                  sortedNames(overrides),
 	}
 	for _, p := range splitList(values["cleanup.policy"]) {

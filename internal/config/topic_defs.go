@@ -55,6 +55,8 @@ var topicDefList = []Def{
 	def("unclean.leader.election.enable", Boolean, "false", "Whether an out-of-sync replica may become leader as a last resort, at the risk of data loss."),
 }
 
+func init() { topicDefList = append(topicDefList, schemaValidationTopicDefs...) }
+
 // brokerSynonym is one broker config that supplies a topic config's default,
 // with the factor that converts its unit to the topic config's unit.
 type brokerSynonym struct {

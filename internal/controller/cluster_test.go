@@ -86,6 +86,7 @@ func startCluster(t *testing.T, n int, extra map[string]string) *cluster {
 			"auto.leader.rebalance.enable":          "false",
 			"admin.listeners":                       "", // no admin port per node
 			"rest.listeners":                        "",
+			"schema.registry.listeners":             "",
 		}
 		for k, v := range extra {
 			props[k] = v

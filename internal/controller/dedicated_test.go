@@ -64,6 +64,7 @@ func startDedicated(t *testing.T, nc, nb int) *dedicatedCluster {
 		"auto.leader.rebalance.enable":          "false",
 		"admin.listeners":                       "", // no admin port per node
 		"rest.listeners":                        "",
+		"schema.registry.listeners":             "",
 	}
 	for i := range nc + nb {
 		id := int32(i + 1)

@@ -45,6 +45,7 @@ import (
 	"github.com/vltava/vltava/internal/metadata/quorum"
 	"github.com/vltava/vltava/internal/metrics"
 	"github.com/vltava/vltava/internal/partition"
+	"github.com/vltava/vltava/internal/registry"
 	"github.com/vltava/vltava/internal/replication"
 	"github.com/vltava/vltava/internal/restproxy"
 	"github.com/vltava/vltava/internal/server"
@@ -103,6 +104,9 @@ type Node struct {
 	// telemetry receives client metrics (KIP-714); nil unless
 	// telemetry.enable.
 	telemetry *telemetry.Receiver
+	// registry is the embedded schema registry (schema_registry.go); nil
+	// without schema.registry.listeners.
+	registry *registry.Server
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -417,6 +421,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	if err := n.partitions.RemoveStray(); err != nil {
 		log.Warn("removing stray logs", "err", err)
 	}
+	if err := n.listenSchemaRegistry(); err != nil {
+		return nil, err
+	}
 	if err := n.startRest(); err != nil {
 		return nil, err
 	}
@@ -428,6 +435,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	}
 	if n.tiered != nil {
 		n.tiered.start(cfg, b, n.partitions, n.meta.Image, n.ownListener(), ibSec)
+	}
+	if err := n.openSchemaRegistry(); err != nil {
+		return nil, err
 	}
 	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.ClusterID(),
 		"topics", len(n.meta.Image().Topics()), "partitions", len(n.partitions.All()))
@@ -792,6 +802,7 @@ func (n *Node) closeAll(controlled bool) error {
 		n.lifecycle.Close()
 	}
 	errs = append(errs, n.closeRest())
+	errs = append(errs, n.closeSchemaRegistry())
 	errs = append(errs, n.closeObservability())
 	if n.server != nil {
 		errs = append(errs, n.server.Close())

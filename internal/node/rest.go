@@ -55,7 +55,7 @@ func (n *Node) startRest() error {
 		ConsumerRequestTimeout:  time.Duration(n.cfg.RestConsumerRequestTimeoutMs) * time.Millisecond,
 		ConsumerRequestMaxBytes: n.cfg.RestConsumerRequestMaxBytes,
 		MaxRequestBytes:         n.cfg.RestMaxRequestBytes,
-		SchemaRegistryURL:       n.cfg.RestSchemaRegistryURL,
+		SchemaRegistryURL:       n.restSchemaRegistryURL(),
 		ID:                      fmt.Sprint(n.cfg.NodeID),
 		Logger:                  n.log.With("component", "rest-proxy"),
 	})
@@ -74,6 +74,18 @@ func (n *Node) startRest() error {
 	}
 	n.rest = p
 	return nil
+}
+
+// restSchemaRegistryURL is rest.schema.registry.url, or, unless that key
+// is set, the node's own registry when it runs: its bound address, which
+// differs from the key's default when schema.registry.listeners moves it.
+func (n *Node) restSchemaRegistryURL() string {
+	if _, set := n.cfg.Raw["rest.schema.registry.url"]; !set && n.registry != nil {
+		if u := n.registry.URL(); u != "" {
+			return u
+		}
+	}
+	return n.cfg.RestSchemaRegistryURL
 }
 
 // closeRest stops the embedded REST Proxy.

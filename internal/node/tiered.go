@@ -108,6 +108,10 @@ func (t *tieredNode) start(cfg *config.Broker, b *broker.Broker, parts *partitio
 			Interval: time.Duration(cfg.RemoteLogManagerTaskIntervalMs) * time.Millisecond,
 			Logger:   t.log,
 			Now:      time.Now,
+			CopyQuota: tiered.NewQuota(cfg.RemoteCopyMaxBytesPerSecond, int(cfg.RemoteCopyQuotaWindowNum),
+				time.Duration(cfg.RemoteCopyQuotaWindowSeconds)*time.Second, nil),
+			FetchQuota: tiered.NewQuota(cfg.RemoteFetchMaxBytesPerSecond, int(cfg.RemoteFetchQuotaWindowNum),
+				time.Duration(cfg.RemoteFetchQuotaWindowSeconds)*time.Second, nil),
 			TopicExists: func(id [16]byte) bool {
 				_, ok := image().TopicByID(metadata.Uuid(id))
 				return ok

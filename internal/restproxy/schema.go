@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vltava/vltava/internal/registry"
 )
 
 // registeredSchema is a schema of the registry with its codec.
@@ -43,11 +45,19 @@ func newSchemaClient(u string) *schemaClient {
 
 // schemaResponse is the registry's schema object.
 type schemaResponse struct {
-	Subject    string `json:"subject"`
-	Version    int    `json:"version"`
-	ID         int    `json:"id"`
-	Schema     string `json:"schema"`
-	SchemaType string `json:"schemaType"`
+	Subject    string            `json:"subject"`
+	Version    int               `json:"version"`
+	ID         int               `json:"id"`
+	Schema     string            `json:"schema"`
+	SchemaType string            `json:"schemaType"`
+	References []schemaReference `json:"references"`
+}
+
+// schemaReference is a schema's reference to another subject's version.
+type schemaReference struct {
+	Name    string `json:"name"`
+	Subject string `json:"subject"`
+	Version int    `json:"version"`
 }
 
 // call makes one registry request; a registry error becomes 42207 naming
@@ -100,8 +110,10 @@ func (sc *schemaClient) cached(id int) *registeredSchema {
 	return sc.ids[id]
 }
 
-// compile makes the schema's codec and caches it under its id.
-func (sc *schemaClient) compile(id, version int, schemaType, schema string) (*registeredSchema, error) {
+// compile makes the schema's codec and caches it under its id. PROTOBUF
+// schemas are compiled with the registry's own codec (protocompile), their
+// references fetched first.
+func (sc *schemaClient) compile(cx context.Context, id, version int, schemaType, schema string, refs []schemaReference) (*registeredSchema, error) {
 	format := fmtAvro // the registry omits schemaType for Avro
 	switch strings.ToUpper(schemaType) {
 	case "JSON":
@@ -119,7 +131,11 @@ func (sc *schemaClient) compile(id, version int, schemaType, schema string) (*re
 	case fmtJSONSchema:
 		c, err = newJSONSchemaCodec(schema)
 	default:
-		return nil, errf(codeSerialization, "Error serializing message. PROTOBUF schemas are not supported by this proxy.")
+		var deps []registry.Dependency
+		if deps, err = sc.dependencies(cx, refs, 0); err != nil {
+			return nil, err
+		}
+		c, err = newProtobufCodec(schema, deps)
 	}
 	if err != nil {
 		return nil, errf(codeInvalidSchema, "Invalid schema: %v", err)
@@ -132,6 +148,26 @@ func (sc *schemaClient) compile(id, version int, schemaType, schema string) (*re
 	return &registeredSchema{id: id, version: version, format: format, codec: c}, nil
 }
 
+// dependencies fetches a schema's references, theirs first.
+func (sc *schemaClient) dependencies(cx context.Context, refs []schemaReference, depth int) ([]registry.Dependency, error) {
+	if depth > 32 {
+		return nil, errf(codeInvalidSchema, "Invalid schema: references nested too deep")
+	}
+	var out []registry.Dependency
+	for _, ref := range refs {
+		var r schemaResponse
+		if err := sc.call(cx, http.MethodGet, "/subjects/"+url.PathEscape(ref.Subject)+"/versions/"+strconv.Itoa(ref.Version), nil, &r); err != nil {
+			return nil, err
+		}
+		sub, err := sc.dependencies(cx, r.References, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, sub...), registry.Dependency{Name: ref.Name, Schema: r.Schema})
+	}
+	return out, nil
+}
+
 func (sc *schemaClient) byID(cx context.Context, id int) (*registeredSchema, error) {
 	if s := sc.cached(id); s != nil {
 		return s, nil
@@ -140,7 +176,7 @@ func (sc *schemaClient) byID(cx context.Context, id int) (*registeredSchema, err
 	if err := sc.call(cx, http.MethodGet, "/schemas/ids/"+strconv.Itoa(id), nil, &r); err != nil {
 		return nil, err
 	}
-	return sc.compile(id, 0, r.SchemaType, r.Schema)
+	return sc.compile(cx, id, 0, r.SchemaType, r.Schema, r.References)
 }
 
 func (sc *schemaClient) byVersion(cx context.Context, subject string, version int) (*registeredSchema, error) {
@@ -156,7 +192,7 @@ func (sc *schemaClient) subjectVersion(cx context.Context, subject, version stri
 	if err := sc.call(cx, http.MethodGet, "/subjects/"+url.PathEscape(subject)+"/versions/"+version, nil, &r); err != nil {
 		return nil, err
 	}
-	return sc.compile(r.ID, r.Version, r.SchemaType, r.Schema)
+	return sc.compile(cx, r.ID, r.Version, r.SchemaType, r.Schema, r.References)
 }
 
 // register registers a raw schema under subject (or finds it registered)
@@ -175,7 +211,7 @@ func (sc *schemaClient) register(cx context.Context, subject, format, schema str
 	if err := sc.call(cx, http.MethodPost, "/subjects/"+url.PathEscape(subject)+"/versions", body, &r); err != nil {
 		return nil, err
 	}
-	return sc.compile(r.ID, 0, body["schemaType"], schema)
+	return sc.compile(cx, r.ID, 0, body["schemaType"], schema, nil)
 }
 
 // decodeWire splits Confluent's wire format into the schema id and the

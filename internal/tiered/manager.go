@@ -36,6 +36,11 @@ type Manager struct {
 	// has.
 	TopicExists func(id [16]byte) bool
 	SweepOwner  func() bool
+	// CopyQuota and FetchQuota are KIP-956's byte rates (nil: none). A
+	// copy waits while the copy rate is over its quota; a remote read
+	// over the fetch quota returns no records, so the consumer's fetch
+	// parks as one with no data and asks again.
+	CopyQuota, FetchQuota *Quota
 
 	// Counters for /metrics, read with atomic loads.
 	BytesCopied    atomic.Int64
@@ -47,6 +52,10 @@ type Manager struct {
 	DeleteErrors   atomic.Int64
 	// SegmentsDeleted counts remote segments whose deletion finished.
 	SegmentsDeleted atomic.Int64
+	// CopyThrottled and FetchThrottled count the times a quota held a
+	// copy back or answered a remote read with nothing.
+	CopyThrottled  atomic.Int64
+	FetchThrottled atomic.Int64
 
 	// Gauges set at the end of each Tick over the partitions led here:
 	// what is rolled below the last stable offset and not yet copied, and
@@ -181,6 +190,24 @@ func (m *Manager) copy(ctx context.Context, p *partition.Partition) error {
 		if ctx.Err() != nil || !p.IsLeader() || p.LeaderEpoch() != epoch {
 			return ctx.Err()
 		}
+		// As Kafka's copier: wait while over the quota, then record the
+		// segment's size before copying it.
+		for {
+			over, wait := m.CopyQuota.Exceeded()
+			if !over {
+				break
+			}
+			m.CopyThrottled.Add(1)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+		}
+		if !p.IsLeader() || p.LeaderEpoch() != epoch {
+			return nil
+		}
+		m.CopyQuota.Record(c.Size)
 		md := SegmentMetadata{
 			SegmentID:      SegmentID{TopicID: p.TopicID, Topic: p.Topic, Partition: p.Index, ID: newSegmentID()},
 			StartOffset:    c.BaseOffset,

@@ -32,6 +32,10 @@ func (m *Manager) Read(ctx context.Context, p *partition.Partition, offset int64
 		}
 		return nil, ErrOffsetNotRemote
 	}
+	if over, _ := m.FetchQuota.Exceeded(); over {
+		m.FetchThrottled.Add(1)
+		return []byte{}, nil
+	}
 	m.FetchRequests.Add(1)
 	out, err := m.read(ctx, *md, offset, maxBytes, minOneBatch)
 	if err != nil {
@@ -39,6 +43,7 @@ func (m *Manager) Read(ctx context.Context, p *partition.Partition, offset int64
 		return nil, err
 	}
 	m.BytesFetched.Add(int64(len(out)))
+	m.FetchQuota.Record(int64(len(out)))
 	return out, nil
 }
 

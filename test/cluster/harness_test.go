@@ -470,6 +470,7 @@ func (c *Cluster) config(n *Node) [][2]string {
 		{"log.dirs", strings.Join(n.LogDirs(), ",")},
 		{"admin.listeners", "http://" + n.admin},
 		{"rest.listeners", ""},
+		{"schema.registry.listeners", ""},
 	}
 	kv = append(kv, baseOverrides...)
 	return append(kv, c.opts.overrides...)

@@ -2,9 +2,11 @@ package compat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -381,6 +383,14 @@ func TestTieredStorageDeleteRecordsAndTopicDeletion(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the topic was not tiered past offset %d: %v", cut, err)
 	}
+	// `vltava topics describe` shows both tiers: together they hold every
+	// record, and the remote bytes are in the bucket.
+	local, remote := tierSizes(t, b, topic)
+	_, inBucket := bucketUsage(t, srv)
+	if local <= 0 || remote <= 0 || local+remote < n*1024 || remote > inBucket {
+		t.Fatalf("topics describe: local %d bytes, remote %d bytes; want both > 0, together ≥ %d, remote ≤ the bucket's %d",
+			local, remote, n*1024, inBucket)
+	}
 	deleted, err := adm.DeleteRecords(ctx, kadm.Offsets{topic: {0: {Topic: topic, Partition: 0, At: cut}}})
 	if err != nil {
 		t.Fatal(err)
@@ -415,6 +425,9 @@ func TestTieredStorageDeleteRecordsAndTopicDeletion(t *testing.T) {
 	b.Stop()
 	b.Restart()
 	checkStart("after a restart")
+	if _, after := tierSizes(t, b, topic); after >= remote {
+		t.Fatalf("topics describe: remote %d bytes after DeleteRecords, %d before", after, remote)
+	}
 
 	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
 		t.Fatal(err)
@@ -555,4 +568,35 @@ func remoteSegmentStarts(t *testing.T, srv *s3server.Server) []int {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// tierSizes is partition 0's local and remote bytes as `vltava topics
+// describe --output json` shows them.
+func tierSizes(t *testing.T, b *Broker, topic string) (local, remote int64) {
+	t.Helper()
+	bin, err := brokerBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "topics", "describe", topic, "--output", "json", "--bootstrap-server", b.Addr()).Output()
+	if err != nil {
+		t.Fatalf("vltava topics describe: %v", err)
+	}
+	var ds []struct {
+		Partitions []struct {
+			Partition  int32  `json:"partition"`
+			LocalSize  *int64 `json:"local_size"`
+			RemoteSize *int64 `json:"remote_size"`
+		} `json:"partitions"`
+	}
+	if err := json.Unmarshal(out, &ds); err != nil || len(ds) != 1 || len(ds[0].Partitions) != 1 {
+		t.Fatalf("vltava topics describe: %v\n%s", err, out)
+	}
+	p := ds[0].Partitions[0]
+	if p.LocalSize == nil || p.RemoteSize == nil {
+		t.Fatalf("vltava topics describe shows no tier sizes for a tiered topic:\n%s", out)
+	}
+	return *p.LocalSize, *p.RemoteSize
 }

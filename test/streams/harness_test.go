@@ -118,7 +118,7 @@ func startBroker(t *testing.T) string {
 	start(t, "broker", bin, "server",
 		"--override", "listeners=PLAINTEXT://"+addr,
 		"--override", "log.dirs="+t.TempDir(),
-		"--override", "admin.listeners=", "--override", "rest.listeners=")
+		"--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=")
 	poll.Until(t, 60*time.Second, "broker answering", func() error {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 		if err != nil {

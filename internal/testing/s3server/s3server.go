@@ -61,14 +61,26 @@ func Binary() (string, error) {
 // the test.
 func Start(t testing.TB, buckets ...string) *Server {
 	t.Helper()
-	bin, err := Binary()
+	s, err := Run(t.TempDir(), freeport.Addr(t), buckets...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Run starts a gateway on addr whose buckets live under dir/buckets, with the
+// given buckets created, for callers that are not tests (the benchmarks).
+// The caller stops it.
+func Run(dir, addr string, buckets ...string) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	root := filepath.Join(dir, "buckets")
 	for _, b := range buckets {
 		if err := os.MkdirAll(filepath.Join(root, b), 0o755); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	s := &Server{
@@ -76,16 +88,15 @@ func Start(t testing.TB, buckets ...string) *Server {
 		SecretKey: "vltava-test-secret",
 		Region:    "us-east-1",
 		Root:      root,
-		addr:      freeport.Addr(t),
+		addr:      addr,
 		bin:       bin,
-		log:       filepath.Join(t.TempDir(), "versitygw.log"),
+		log:       filepath.Join(dir, "versitygw.log"),
 	}
 	s.Endpoint = "http://" + s.addr
 	if err := s.start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(s.Stop)
-	return s
+	return s, nil
 }
 
 func (s *Server) start() error {
@@ -121,6 +132,14 @@ func (s *Server) start() error {
 		return fmt.Errorf("versitygw did not start: %v\n%s", err, out)
 	}
 	return nil
+}
+
+// Pid is the running server's process id (0 when stopped).
+func (s *Server) Pid() int {
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // Stop kills the server (an outage, or the end of the test). Objects stay

@@ -1,0 +1,78 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/vltava/vltava/internal/registry"
+)
+
+// listenSchemaRegistry binds the embedded schema registry's listeners
+// (schema.registry.listeners) while the node starts, before the REST
+// Proxy, which is given its address; until openSchemaRegistry it answers
+// 503.
+func (n *Node) listenSchemaRegistry() error {
+	if len(n.cfg.SchemaRegistryListeners) == 0 || n.brokerAPIs == nil {
+		return nil
+	}
+	seed := n.ownListener()
+	sec, err := interBrokerSecurity(n.cfg)
+	if err != nil {
+		return err
+	}
+	cfg := registry.Config{
+		Listeners: n.cfg.SchemaRegistryListeners,
+		Bootstrap: []string{seed},
+		Store: registry.StoreConfig{
+			Topic:             n.cfg.SchemaRegistryTopic,
+			ReplicationFactor: n.cfg.SchemaRegistryReplicationFactor,
+			InitTimeout:       time.Minute,
+			Client:            append([]kgo.Opt{kgo.SeedBrokers(seed), kgo.ClientID("vltava-schema-registry")}, sec.KgoOpts()...),
+		},
+		CompatibilityLevel: n.cfg.SchemaRegistryCompatibilityLevel,
+		MaxRequestBytes:    n.cfg.SchemaRegistryRequestMaxBytes,
+	}
+	s, err := registry.Listen(cfg, registry.ServerOptions{Logger: n.log.With("component", "schema-registry")})
+	if err != nil {
+		var le *registry.ListenError
+		if _, set := n.cfg.Raw["schema.registry.listeners"]; !set && errors.As(err, &le) {
+			// The single-node default endpoint (127.0.0.1:8081) is taken:
+			// the node runs without its registry rather than not at all,
+			// and says so. An explicit setting that cannot bind stops
+			// start-up.
+			n.log.Warn("schema registry not started: its default endpoint is in use; set schema.registry.listeners to serve it elsewhere", "err", err)
+			return nil
+		}
+		return fmt.Errorf("schema.registry.listeners: %w", err)
+	}
+	n.registry = s
+	return nil
+}
+
+// openSchemaRegistry opens the embedded registry's store once the broker
+// serves clients: the registry is a Kafka client of this node's own
+// listener, as a standalone registry is of its cluster, and the broker's
+// schema validation looks ids up in it.
+func (n *Node) openSchemaRegistry() error {
+	if n.registry == nil {
+		return nil
+	}
+	if err := n.registry.Open(context.Background()); err != nil {
+		return fmt.Errorf("schema.registry.listeners: %w", err)
+	}
+	n.brokerAPIs.SetSchemaRegistry(n.registry.Service().State())
+	return nil
+}
+
+// closeSchemaRegistry stops the embedded registry, before the listeners
+// its client uses.
+func (n *Node) closeSchemaRegistry() error {
+	if n.registry == nil {
+		return nil
+	}
+	return n.registry.Close()
+}
