@@ -202,9 +202,10 @@ func run() error {
 		w("%s\n", row(s, vs, ks))
 	}
 	w("\nThroughput cells: median (min–max) records/s; latency cells: p50/p99/p99.9 ms; partitions rows: topic creation seconds and records/s; restart rows: seconds from exec to serving.\n")
-	failed += metricsSection(e, nruns, w) // metrics.go
-	failed += mirrorSection(e, nruns, w)  // mirror.go
-	failed += tieredSection(e, nruns, w)  // tiered.go
+	failed += metricsSection(e, nruns, w)  // metrics.go
+	failed += mirrorSection(e, nruns, w)   // mirror.go
+	failed += tieredSection(e, nruns, w)   // tiered.go
+	failed += registrySection(e, nruns, w) // registry.go
 	if *out != "" {
 		if err := os.WriteFile(*out, report.Bytes(), 0o644); err != nil {
 			return err
