@@ -16,6 +16,9 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/registry"
+	"github.com/vltava/vltava/internal/restproxy"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/COMPATIBILITY.md from the API registry")
@@ -334,8 +337,70 @@ func renderCompatibility() (string, error) {
 			return "", fmt.Errorf("apiDocs describes %s, which is not registered", k.Name())
 		}
 	}
+	sb.WriteString(httpIntro)
+	sb.WriteString(restIntro)
+	writeRoutes(&sb, restproxy.Routes())
+	sb.WriteString(registryIntro)
+	writeRoutes(&sb, registry.Routes())
 	return sb.String(), nil
 }
+
+// writeRoutes renders a service's route table ("METHOD /path" patterns).
+func writeRoutes(sb *strings.Builder, routes []string) {
+	sb.WriteString("\n| method | path |\n| --- | --- |\n")
+	for _, r := range routes {
+		method, path, _ := strings.Cut(r, " ")
+		fmt.Fprintf(sb, "| %s | `%s` |\n", method, strings.TrimSuffix(path, "{$}"))
+	}
+}
+
+// The HTTP services' sections: the route tables come from the services'
+// own muxes (restproxy.Routes, registry.Routes).
+const httpIntro = `
+## REST and Registry
+
+Beside the Kafka protocol a node serves the REST Proxy and the Schema
+Registry, each on its own listener and each also runnable alone against any
+Kafka cluster (` + "`vltava rest serve`, `vltava registry serve`" + `). The endpoints
+below are the route tables the two services mount, rendered from their
+code, so the lists cannot name a route that is not served; a path or
+method outside them is answered 404 or 405 in the service's error shape.
+`
+
+const restIntro = `
+### REST Proxy: Confluent REST Proxy v2 and v3
+
+` + "`rest.listeners`" + ` (default ` + "`http://127.0.0.1:8082`" + `). v3 takes and answers
+` + "`application/json`" + `, every object with ` + "`kind`" + ` and ` + "`metadata.self`" + `; v2 takes
+` + "`application/vnd.kafka.{binary,json,avro,jsonschema,protobuf}.v2+json`" + `.
+AVRO, JSONSCHEMA and PROTOBUF records are encoded and decoded through the
+schema registry (` + "`rest.schema.registry.url`" + `, else the node's own). Errors
+carry Confluent's ` + "`error_code`" + ` (40401, 40403, 42206, …); with
+` + "`rest.authentication.method=BASIC`" + ` each request is the Kafka principal of
+its credentials, authorized by the broker's ACLs. Exercised by net/http
+clients against the documented shapes, kcat reading what they produce
+(` + "`test/compat/rest_*_test.go`" + `), the schema formats into a validated topic
+(` + "`test/compat/registry_test.go`" + `) and the handlers (` + "`internal/restproxy`" + `).
+`
+
+const registryIntro = `
+### Schema Registry: Confluent Schema Registry's API
+
+` + "`schema.registry.listeners`" + ` (on a single node ` + "`http://127.0.0.1:8081`" + ` by
+default), content type ` + "`application/vnd.schemaregistry.v1+json`" + `. AVRO, JSON
+and PROTOBUF schemas with references; compatibility levels BACKWARD,
+BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE
+and NONE (` + "`/config`" + `); modes READWRITE, READONLY and IMPORT (` + "`/mode`" + `); soft
+deletes, and permanent ones with ` + "`?permanent=true`" + `; ` + "`?deleted=true`" + ` and
+` + "`?normalize=true`" + ` where Confluent takes them. State is kept in the compacted
+` + "`_schemas`" + ` topic in the registry's record format. Topics with
+` + "`confluent.value.schema.validation`" + ` or ` + "`confluent.key.schema.validation`" + `
+(or ` + "`vltava.*`" + `) refuse records without a registered schema id of the
+topic's subject with INVALID_RECORD. Exercised by Confluent's Python
+SchemaRegistryClient, JSONSerializer and JSONDeserializer and by franz-go's
+` + "`sr`" + ` client (` + "`test/compat/registry_test.go`" + `, ` + "`internal/registry/server_test.go`" + `),
+and the compatibility tables per format (` + "`internal/registry/compat_test.go`" + `).
+`
 
 func TestCompatibilityDoc(t *testing.T) {
 	want, err := renderCompatibility()

@@ -3,7 +3,8 @@ package cli
 // vltava dump-log: kafka-dump-log.sh. It reads a partition directory's
 // files offline (the broker may be stopped) with the decoders the broker
 // itself loads them with (internal/storage, internal/record,
-// internal/group), and never writes.
+// internal/group), and never writes them. With --remote it reads the
+// segments tiered storage copied to the S3 store (dump_log_remote.go).
 
 import (
 	"errors"
@@ -45,6 +46,8 @@ type dumpedFile struct {
 	Mismatches       []string                        `json:"mismatches,omitempty"`
 	Sanity           string                          `json:"sanity,omitempty"`
 	Error            string                          `json:"error,omitempty"`
+	// Remote is the remote segment the file is an object of (--remote).
+	Remote *remoteSegmentInfo `json:"remote_segment,omitempty"`
 
 	// sanityFailed is set with a failed --index-sanity-check verdict.
 	sanityFailed bool
@@ -58,8 +61,9 @@ type checkpointEntry struct {
 
 func newDumpLogCommand() *cobra.Command {
 	var (
-		o     dumpOptions
-		files []string
+		o      dumpOptions
+		files  []string
+		remote remoteOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "dump-log [FILE|DIR...]",
@@ -78,17 +82,34 @@ func newDumpLogCommand() *cobra.Command {
   replication-offset-checkpoint, log-start-offset-checkpoint, partition.metadata
 
 Give files with --files a,b (Kafka's form) or as arguments; a directory
-stands for every file in it. --index-sanity-check only checks the indexes.`,
+stands for every file in it. --index-sanity-check only checks the indexes.
+
+--remote TOPIC-PARTITION dumps the segments tiered storage copied to the
+S3 store instead, found by listing the bucket (no broker needed), each
+object checked against the CRC32C its manifest recorded and named by its
+key; --offset N dumps only the segment holding offset N. --remote-config
+FILE gives the store as the broker has it: the rsm.config.* keys (the
+broker's server.properties will do; other keys are ignored), credentials
+from the AWS default chain.`,
 		Example: `  vltava dump-log --files /var/lib/vltava/orders-0/00000000000000000000.log --print-data-log
   vltava dump-log /var/lib/vltava/orders-0 --deep-iteration
   vltava dump-log --files 00000000000000000000.index --index-sanity-check
-  vltava dump-log /var/lib/vltava/__consumer_offsets-7 --offsets-decoder`,
+  vltava dump-log /var/lib/vltava/__consumer_offsets-7 --offsets-decoder
+  vltava dump-log --remote orders-0 --remote-config /etc/vltava/server.properties --print-data-log
+  vltava dump-log --remote orders-0 --remote-config s3.properties --offset 120000 --output json`,
 		RunE: clusterCommand(func(in *invocation) error {
 			if o.offsetsDecoder {
 				o.printData = true
 			}
 			if o.printData {
 				o.deep = true
+			}
+			remote.offsetSet = in.cmd.Flags().Changed("offset")
+			if remote.partition != "" || remote.config != "" || remote.offsetSet {
+				if len(files) > 0 || len(in.args) > 0 {
+					return errors.New("--remote dumps a partition's remote segments: give no files with it")
+				}
+				return dumpRemote(in, &o, &remote)
 			}
 			paths, err := dumpPaths(append(splitCommaList(files), in.args...))
 			if err != nil {
@@ -126,6 +147,9 @@ stands for every file in it. --index-sanity-check only checks the indexes.`,
 	f.BoolVar(&o.verifyIndexOnly, "verify-index-only", false, "check index entries against the log, printing only mismatches")
 	f.BoolVar(&o.offsetsDecoder, "offsets-decoder", false, "decode __consumer_offsets records (implies --print-data-log)")
 	f.Int64Var(&o.maxBytes, "max-bytes", 0, "read at most this many bytes of each .log (0: all)")
+	f.StringVar(&remote.partition, "remote", "", "dump the partition's segments in the remote tier (TOPIC-PARTITION, e.g. orders-0)")
+	f.StringVar(&remote.config, "remote-config", "", "properties file with the broker's rsm.config.* keys (its server.properties will do)")
+	f.Int64Var(&remote.offset, "offset", 0, "with --remote: dump only the segment holding this offset")
 	return cmd
 }
 
@@ -175,8 +199,12 @@ func dumpPaths(args []string) ([]string, error) {
 }
 
 // dumpFile decodes one file according to its name.
-func dumpFile(path string, o *dumpOptions) dumpedFile {
-	d := dumpedFile{File: path}
+func dumpFile(path string, o *dumpOptions) dumpedFile { return dumpFileAs(path, path, o) }
+
+// dumpFileAs decodes the file at path, naming it name in the dump (a
+// remote segment's object key for its downloaded copy).
+func dumpFileAs(path, name string, o *dumpOptions) dumpedFile {
+	d := dumpedFile{File: name}
 	base, suffix, ok := storage.ParseLogFileName(path)
 	if ok {
 		d.BaseOffset = &base
@@ -290,6 +318,8 @@ func printDump(in *invocation, d dumpedFile, o *dumpOptions) {
 		for _, c := range d.Checkpoint {
 			fmt.Fprintf(w, "topic: %s partition: %d offset: %d\n", c.Topic, c.Partition, c.Offset)
 		}
+	case d.Kind == "unfinished-upload":
+		fmt.Fprintln(w, d.Text)
 	case d.Kind == "text":
 		fmt.Fprint(w, d.Text)
 		if !strings.HasSuffix(d.Text, "\n") {

@@ -92,7 +92,7 @@ func dumpSegment(d *dumpedFile, path string, o *dumpOptions) error {
 	if err := it.Err(); err != nil {
 		d.Mismatches = append(d.Mismatches, fmt.Sprintf("Found corrupt data at position %d: %v", len(data)-len(it.Remaining()), err))
 	} else if n := len(it.Remaining()); n > 0 && (o.maxBytes <= 0 || int64(len(data)) < o.maxBytes) {
-		d.Mismatches = append(d.Mismatches, fmt.Sprintf("Found %d invalid bytes at the end of %s", n, path))
+		d.Mismatches = append(d.Mismatches, fmt.Sprintf("Found %d invalid bytes at the end of %s", n, d.File))
 	}
 	return nil
 }
@@ -218,7 +218,7 @@ func dumpOffsetIndex(d *dumpedFile, path string, base int64, o *dumpOptions) err
 	}
 	entries, err := storage.ReadOffsetIndex(path, base, logSize)
 	if o.indexSanity {
-		d.Sanity, d.sanityFailed = sanityVerdict(path, err), err != nil
+		d.Sanity, d.sanityFailed = sanityVerdict(d.File, err), err != nil
 		return nil
 	}
 	if err != nil {
@@ -250,7 +250,7 @@ func dumpTimeIndex(d *dumpedFile, path string, base int64, o *dumpOptions) error
 	}
 	entries, err := storage.ReadTimeIndex(path, base)
 	if o.indexSanity {
-		d.Sanity, d.sanityFailed = sanityVerdict(path, err), err != nil
+		d.Sanity, d.sanityFailed = sanityVerdict(d.File, err), err != nil
 		return nil
 	}
 	if err != nil {

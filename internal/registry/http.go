@@ -42,46 +42,60 @@ type handler struct {
 	svc  *Service
 	opts HandlerOptions
 	mux  *http.ServeMux
+	// routes are the patterns mounted, in order (Routes).
+	routes []string
 }
 
+// handle mounts f at pattern and records the route.
+func (h *handler) handle(pattern string, f http.HandlerFunc) {
+	h.mux.HandleFunc(pattern, f)
+	h.routes = append(h.routes, pattern)
+}
+
+// Routes are the endpoints the registry serves, as net/http patterns
+// ("GET /subjects"), in the order they are mounted: what
+// docs/COMPATIBILITY.md lists.
+func Routes() []string { return newHandler(nil, HandlerOptions{}).routes }
+
 // NewHandler returns the REST API over svc.
-func NewHandler(svc *Service, opts HandlerOptions) http.Handler {
+func NewHandler(svc *Service, opts HandlerOptions) http.Handler { return newHandler(svc, opts) }
+
+func newHandler(svc *Service, opts HandlerOptions) *handler {
 	if opts.MaxRequestBytes <= 0 {
 		opts.MaxRequestBytes = 16 << 20
 	}
 	h := &handler{svc: svc, opts: opts, mux: http.NewServeMux()}
-	m := h.mux
-	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]any{}) })
-	m.HandleFunc("GET /v1/metadata/id", h.metadataID)
-	m.HandleFunc("GET /schemas/types", func(w http.ResponseWriter, r *http.Request) {
+	h.handle("GET /{$}", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]any{}) })
+	h.handle("GET /v1/metadata/id", h.metadataID)
+	h.handle("GET /schemas/types", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []string{TypeJSON, TypeProtobuf, TypeAvro})
 	})
-	m.HandleFunc("GET /schemas/ids/{id}", h.schemaByID)
-	m.HandleFunc("GET /schemas/ids/{id}/schema", h.rawSchemaByID)
-	m.HandleFunc("GET /schemas/ids/{id}/subjects", h.idSubjects)
-	m.HandleFunc("GET /schemas/ids/{id}/versions", h.idVersions)
-	m.HandleFunc("GET /subjects", h.subjects)
-	m.HandleFunc("GET /subjects/{subject}/versions", h.subjectVersions)
-	m.HandleFunc("POST /subjects/{subject}/versions", h.write(h.register))
-	m.HandleFunc("GET /subjects/{subject}/versions/{version}", h.getVersion)
-	m.HandleFunc("GET /subjects/{subject}/versions/{version}/schema", h.getRawVersion)
-	m.HandleFunc("GET /subjects/{subject}/versions/{version}/referencedby", h.referencedBy)
-	m.HandleFunc("DELETE /subjects/{subject}/versions/{version}", h.write(h.deleteVersion))
-	m.HandleFunc("POST /subjects/{subject}", h.lookup)
-	m.HandleFunc("DELETE /subjects/{subject}", h.write(h.deleteSubject))
-	m.HandleFunc("GET /config", h.getConfig)
-	m.HandleFunc("PUT /config", h.write(h.putConfig))
-	m.HandleFunc("DELETE /config", h.write(h.deleteConfig))
-	m.HandleFunc("GET /config/{subject}", h.getConfig)
-	m.HandleFunc("PUT /config/{subject}", h.write(h.putConfig))
-	m.HandleFunc("DELETE /config/{subject}", h.write(h.deleteConfig))
-	m.HandleFunc("POST /compatibility/subjects/{subject}/versions/{version}", h.compatibility)
-	m.HandleFunc("POST /compatibility/subjects/{subject}/versions", h.compatibility)
-	m.HandleFunc("GET /mode", h.getMode)
-	m.HandleFunc("PUT /mode", h.write(h.putMode))
-	m.HandleFunc("GET /mode/{subject}", h.getMode)
-	m.HandleFunc("PUT /mode/{subject}", h.write(h.putMode))
-	m.HandleFunc("DELETE /mode/{subject}", h.write(h.deleteMode))
+	h.handle("GET /schemas/ids/{id}", h.schemaByID)
+	h.handle("GET /schemas/ids/{id}/schema", h.rawSchemaByID)
+	h.handle("GET /schemas/ids/{id}/subjects", h.idSubjects)
+	h.handle("GET /schemas/ids/{id}/versions", h.idVersions)
+	h.handle("GET /subjects", h.subjects)
+	h.handle("GET /subjects/{subject}/versions", h.subjectVersions)
+	h.handle("POST /subjects/{subject}/versions", h.write(h.register))
+	h.handle("GET /subjects/{subject}/versions/{version}", h.getVersion)
+	h.handle("GET /subjects/{subject}/versions/{version}/schema", h.getRawVersion)
+	h.handle("GET /subjects/{subject}/versions/{version}/referencedby", h.referencedBy)
+	h.handle("DELETE /subjects/{subject}/versions/{version}", h.write(h.deleteVersion))
+	h.handle("POST /subjects/{subject}", h.lookup)
+	h.handle("DELETE /subjects/{subject}", h.write(h.deleteSubject))
+	h.handle("GET /config", h.getConfig)
+	h.handle("PUT /config", h.write(h.putConfig))
+	h.handle("DELETE /config", h.write(h.deleteConfig))
+	h.handle("GET /config/{subject}", h.getConfig)
+	h.handle("PUT /config/{subject}", h.write(h.putConfig))
+	h.handle("DELETE /config/{subject}", h.write(h.deleteConfig))
+	h.handle("POST /compatibility/subjects/{subject}/versions/{version}", h.compatibility)
+	h.handle("POST /compatibility/subjects/{subject}/versions", h.compatibility)
+	h.handle("GET /mode", h.getMode)
+	h.handle("PUT /mode", h.write(h.putMode))
+	h.handle("GET /mode/{subject}", h.getMode)
+	h.handle("PUT /mode/{subject}", h.write(h.putMode))
+	h.handle("DELETE /mode/{subject}", h.write(h.deleteMode))
 	return h
 }
 

@@ -105,6 +105,17 @@ type Proxy struct {
 	clients   *clientPool
 	consumers *consumerRegistry
 	schemas   *schemaClient
+	// mounted are the patterns mounted, in order (Routes).
+	mounted []string
+}
+
+// Routes are the endpoints the REST Proxy serves, as net/http patterns
+// ("POST /v3/clusters/{cluster_id}/topics"), in the order they are
+// mounted: what docs/COMPATIBILITY.md lists.
+func Routes() []string {
+	p := &Proxy{http: httpapi.New(httpapi.Options{})}
+	p.routes()
+	return p.mounted
 }
 
 // New builds a Proxy; Start binds its listeners.
@@ -175,6 +186,7 @@ type handler func(w http.ResponseWriter, r *http.Request) error
 
 // v3 mounts a v3 handler (errors as application/json).
 func (p *Proxy) v3(pattern string, h handler) {
+	p.mounted = append(p.mounted, pattern)
 	p.http.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			writeError(w, "application/json", err)
@@ -184,6 +196,7 @@ func (p *Proxy) v3(pattern string, h handler) {
 
 // v2 mounts a v2 handler (errors as application/vnd.kafka.v2+json).
 func (p *Proxy) v2(pattern string, h handler) {
+	p.mounted = append(p.mounted, pattern)
 	p.http.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			writeError(w, contentTypeV2, err)
@@ -204,6 +217,7 @@ func (p *Proxy) routes() {
 	p.routesV2Metadata()
 	p.routesV2Produce()
 	p.routesV2Consumers()
+	p.mounted = append(p.mounted, "GET /{$}")
 	p.http.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, "application/json", map[string]any{})
 	})

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,5 +234,93 @@ func TestRegistryRestProxySchemas(t *testing.T) {
 			}
 			rb.do(t, http.MethodDelete, base, ct, nil)
 		})
+	}
+}
+
+// registryJSONResult mirrors registry_json.py's output.
+type registryJSONResult struct {
+	Sent          []json.RawMessage `json:"sent"`
+	Received      []json.RawMessage `json:"received"`
+	Keys          []string          `json:"keys"`
+	SchemaID      int               `json:"schema_id"`
+	Version       int               `json:"version"`
+	Subject       string            `json:"subject"`
+	SchemaType    string            `json:"schema_type"`
+	SchemaByID    string            `json:"schema_by_id"`
+	LookupID      int               `json:"lookup_id"`
+	LookupVersion int               `json:"lookup_version"`
+	Compatibility string            `json:"compatibility"`
+	Compatible    bool              `json:"compatible"`
+	Incompatible  bool              `json:"incompatible"`
+	Refused       []int             `json:"refused"`
+	SecondID      int               `json:"second_id"`
+	Subjects      []string          `json:"subjects"`
+	Versions      []int             `json:"versions"`
+}
+
+// TestRegistryConfluentJSONSerializer: Confluent's Python
+// SchemaRegistryClient, JSONSerializer and JSONDeserializer (Debian's
+// python3-confluent-kafka with python3-requests and python3-jsonschema),
+// unchanged, register their schema with the node's registry, produce
+// through a topic whose broker-side validation checks every value's id,
+// and read back the objects they sent; the client's lookups by subject, by
+// id and by schema, its compatibility checks and a refused incompatible
+// registration (409, 409) answer as Confluent's registry does. franz-go's
+// sr client then sees what Python registered.
+func TestRegistryConfluentJSONSerializer(t *testing.T) {
+	t.Parallel()
+	requirePythonModule(t, "confluent_kafka", "python3-confluent-kafka")
+	requirePythonModule(t, "requests", "python3-requests")
+	requirePythonModule(t, "jsonschema", "python3-jsonschema")
+	rb := startRegistryBroker(t)
+	adm := newAdmin(t, rb.Broker)
+	topic := uniqueTopic(t)
+	createTopic(t, adm, topic, 3, map[string]*string{"confluent.value.schema.validation": new("true")})
+	const n = 500
+	var res registryJSONResult
+	runPythonScript(t, 150*time.Second, &res, "registry_json.py", rb.Addr(), rb.registryURL, topic, strconv.Itoa(n))
+
+	if len(res.Sent) != n || len(res.Received) != n {
+		t.Fatalf("sent %d objects, received %d, want %d each", len(res.Sent), len(res.Received), n)
+	}
+	// Partitions interleave: compare by key (order-<id>).
+	sent := make(map[string]json.RawMessage, n)
+	for i, s := range res.Sent {
+		sent["order-"+strconv.Itoa(i)] = s
+	}
+	for i, r := range res.Received {
+		want, ok := sent[res.Keys[i]]
+		if !ok {
+			t.Fatalf("received key %q that was not sent", res.Keys[i])
+		}
+		if !jsonEqual(want, r) {
+			t.Fatalf("%s: received %s, sent %s", res.Keys[i], r, want)
+		}
+		delete(sent, res.Keys[i])
+	}
+	if len(sent) != 0 {
+		t.Fatalf("%d objects not received", len(sent))
+	}
+	subject := topic + "-value"
+	if res.Subject != subject || res.Version != 1 || res.SchemaID <= 0 || res.SchemaType != "JSON" ||
+		res.LookupID != res.SchemaID || res.LookupVersion != 1 || !strings.Contains(res.SchemaByID, `"title": "Order"`) {
+		t.Errorf("registered schema as the client sees it: %+v", res)
+	}
+	if res.Compatibility != "BACKWARD" || !res.Compatible || res.Incompatible {
+		t.Errorf("compatibility level %q, optional property compatible=%v, required property compatible=%v; want BACKWARD, true, false",
+			res.Compatibility, res.Compatible, res.Incompatible)
+	}
+	if len(res.Refused) != 2 || res.Refused[0] != http.StatusConflict || res.Refused[1] != http.StatusConflict {
+		t.Errorf("registering the incompatible schema: %v, want HTTP 409 with error code 409", res.Refused)
+	}
+	if res.SecondID == res.SchemaID || res.SecondID <= 0 || !slices.Equal(res.Versions, []int{1, 2}) || !slices.Contains(res.Subjects, subject) {
+		t.Errorf("after the compatible registration: id %d (first %d), versions %v, subjects %v", res.SecondID, res.SchemaID, res.Versions, res.Subjects)
+	}
+
+	// franz-go's client reads what Python registered.
+	ctx := testContext(t, 30*time.Second)
+	s, err := rb.sr.SchemaByVersion(ctx, subject, 1)
+	if err != nil || s.ID != res.SchemaID || s.Type != sr.TypeJSON {
+		t.Fatalf("sr client: version 1 of %s: %+v, %v", subject, s, err)
 	}
 }
