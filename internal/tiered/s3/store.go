@@ -3,20 +3,26 @@ package s3
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/vltava/vltava/internal/tiered"
 )
@@ -124,10 +130,29 @@ func (s *Store) PartitionPrefix(topic string, topicID [16]byte, partition int32)
 	return fmt.Sprintf("%s%s-%s/%d/", s.cfg.KeyPrefix, topic, b64(topicID), partition)
 }
 
-func (s *Store) put(ctx context.Context, key string, body io.ReadSeeker, size int64) error {
+func (s *Store) put(ctx context.Context, key string, body io.ReadSeeker, size int64, opts ...func(*s3.Options)) error {
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(key),
-		Body: body, ContentLength: aws.Int64(size)})
+		Body: body, ContentLength: aws.Int64(size)}, opts...)
 	return err
+}
+
+// signsPayload reports whether SigV4 signs the body's SHA-256: over plain
+// HTTP it does; over HTTPS the SDK sends the payload unsigned, as TLS
+// carries its integrity.
+func (s *Store) signsPayload() bool { return strings.HasPrefix(s.cfg.Endpoint, "http://") }
+
+// withPayloadHash gives the SDK a body's SHA-256 computed beforehand, so it
+// does not read the body once more to compute it.
+func withPayloadHash(sum []byte) func(*s3.Options) {
+	h := hex.EncodeToString(sum)
+	return func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("PrecomputedPayloadHash",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					return next.HandleInitialize(v4.SetPayloadHash(ctx, h), in)
+				}), middleware.After)
+		})
+	}
 }
 
 // Copy implements tiered.RemoteStorage: the log (checksummed per chunk
@@ -141,15 +166,32 @@ func (s *Store) Copy(ctx context.Context, md tiered.SegmentMetadata, data tiered
 		return nil, err
 	}
 	defer f.Close()
+	// One pass over the file: the CRC32C of every chunk and, where the
+	// request signs it, the body's SHA-256.
 	cr := &chunkSummer{r: f, size: s.cfg.ChunkSize}
-	if _, err := io.Copy(io.Discard, cr); err != nil {
-		return nil, err
+	var sha hash.Hash
+	if s.signsPayload() {
+		sha = sha256.New()
+	}
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := cr.Read(buf)
+		if sha != nil {
+			sha.Write(buf[:n])
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	m.LogSize, m.LogChunks = cr.total, cr.finish()
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+	var opts []func(*s3.Options)
+	if sha != nil {
+		opts = append(opts, withPayloadHash(sha.Sum(nil)))
 	}
-	if err := s.put(ctx, s.key(md, "log"), io.NewSectionReader(f, 0, m.LogSize), m.LogSize); err != nil {
+	if err := s.put(ctx, s.key(md, "log"), io.NewSectionReader(f, 0, m.LogSize), m.LogSize, opts...); err != nil {
 		return nil, fmt.Errorf("uploading %s: %w", s.key(md, "log"), err)
 	}
 	files := []struct {
