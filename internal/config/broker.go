@@ -232,6 +232,10 @@ type Broker struct {
 	SchemaRegistryRequestMaxBytes    int64          `config:"schema.registry.request.max.bytes"`
 	SchemaRegistryURL                string         `config:"confluent.schema.registry.url"`
 
+	// Web console (console.go).
+	ConsoleListeners []HTTPListener `config:"console.listeners"`
+	ConsoleReadOnly  bool           `config:"console.read.only"`
+
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
 	Raw map[string]string
@@ -545,6 +549,7 @@ func (b *Broker) fill() error {
 		return err
 	}
 	b.fillRest(str)
+	b.fillConsole(str)
 	if err := b.fillConnect(str); err != nil {
 		return err
 	}
