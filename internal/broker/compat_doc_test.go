@@ -399,7 +399,8 @@ deletes, and permanent ones with ` + "`?permanent=true`" + `; ` + "`?deleted=tru
 topic's subject with INVALID_RECORD. Exercised by Confluent's Python
 SchemaRegistryClient, JSONSerializer and JSONDeserializer and by franz-go's
 ` + "`sr`" + ` client (` + "`test/compat/registry_test.go`" + `, ` + "`internal/registry/server_test.go`" + `),
-and the compatibility tables per format (` + "`internal/registry/compat_test.go`" + `).
+the compatibility tables per format (` + "`internal/registry/compat_test.go`" + `), and
+the CLI against a standalone ` + "`vltava registry serve`" + ` (` + "`test/cli/registry_test.go`" + `).
 `
 
 func TestCompatibilityDoc(t *testing.T) {

@@ -63,13 +63,21 @@ func newRegistrySubjectsCommand(client srClient) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out []string
-			path := "/subjects?deleted=" + strconv.FormatBool(deleted)
-			if prefix != "" {
-				path += "&subjectPrefix=" + prefix
+			// Query parameters go through sr's params: its Do escapes a
+			// '?' in the path.
+			var params []sr.Param
+			if deleted {
+				params = append(params, sr.ShowDeleted)
 			}
-			if err := cl.Do(cmd.Context(), "GET", path, nil, &out); err != nil {
+			if prefix != "" {
+				params = append(params, sr.SubjectPrefix(prefix))
+			}
+			out, err := cl.Subjects(sr.WithParams(cmd.Context(), params...))
+			if err != nil {
 				return err
+			}
+			if out == nil {
+				out = []string{}
 			}
 			return printJSON(cmd.OutOrStdout(), out)
 		},
@@ -273,10 +281,11 @@ func newRegistryConfigCommand(client srClient) *cobra.Command {
 			case del:
 				err = cl.Do(cmd.Context(), "DELETE", path, nil, &out)
 			default:
+				ctx := cmd.Context()
 				if subject != "" {
-					path += "?defaultToGlobal=true"
+					ctx = sr.WithParams(ctx, sr.DefaultToGlobal)
 				}
-				err = cl.Do(cmd.Context(), "GET", path, nil, &out)
+				err = cl.Do(ctx, "GET", path, nil, &out)
 			}
 			if err != nil {
 				return err

@@ -329,6 +329,8 @@ var dynamicBrokerKeys = map[string]bool{
 	"producer.id.expiration.ms": true, "transaction.partition.verification.enable": true,
 	// Quota configs (QuotaConfig.brokerQuotaConfigs)
 	"replica.alter.log.dirs.io.max.bytes.per.second": true,
+	// DynamicRemoteLogConfig (KIP-956's rates)
+	"remote.log.manager.copy.max.bytes.per.second": true, "remote.log.manager.fetch.max.bytes.per.second": true,
 }
 
 // perBrokerOnlyKeys may be altered for a specific broker but not as a

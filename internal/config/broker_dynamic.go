@@ -39,6 +39,21 @@ func (b *Broker) ReplicationThrottledRates(dynamicPerBroker, dynamicDefault map[
 	return layeredCount(merged, "leader.replication.throttled.rate", 64), layeredCount(merged, "follower.replication.throttled.rate", 64)
 }
 
+// RemoteLogQuotaRates returns remote.log.manager.copy.max.bytes.per.second
+// and remote.log.manager.fetch.max.bytes.per.second (KIP-956) in effect on
+// this broker: the per-broker dynamic config, then the cluster-wide dynamic
+// default, then the static config.
+func (b *Broker) RemoteLogQuotaRates(dynamicPerBroker, dynamicDefault map[string]string) (copyRate, fetchRate int64) {
+	merged := mergeLayers(b.Raw, dynamicDefault, dynamicPerBroker)
+	positive := func(key string) int64 {
+		if n := layeredCount(merged, key, 64); n > 0 {
+			return n
+		}
+		return parseInt(brokerDefs[key].Default)
+	}
+	return positive("remote.log.manager.copy.max.bytes.per.second"), positive("remote.log.manager.fetch.max.bytes.per.second")
+}
+
 // layeredCount is a non-negative integer key of merged layers, of bitSize
 // bits, or the key's default when it is unset or not such a number.
 func layeredCount(merged map[string]string, key string, bitSize int) int64 {

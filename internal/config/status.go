@@ -138,10 +138,10 @@ var keyStatus = map[string]Support{
 	"remote.log.manager.task.interval.ms":                      {Status: Honoured},
 	"remote.log.manager.thread.pool.size":                      defaultOnly("copies and expiries run on one goroutine per node, one partition at a time"),
 	"remote.fetch.max.wait.ms":                                 {Status: Honoured},
-	"remote.log.manager.copy.max.bytes.per.second":             {Status: Honoured},
+	"remote.log.manager.copy.max.bytes.per.second":             {Status: Honoured, Dynamic: true},
 	"remote.log.manager.copy.quota.window.num":                 {Status: Honoured},
 	"remote.log.manager.copy.quota.window.size.seconds":        {Status: Honoured},
-	"remote.log.manager.fetch.max.bytes.per.second":            {Status: Honoured},
+	"remote.log.manager.fetch.max.bytes.per.second":            {Status: Honoured, Dynamic: true},
 	"remote.log.manager.fetch.quota.window.num":                {Status: Honoured},
 	"remote.log.manager.fetch.quota.window.size.seconds":       {Status: Honoured},
 	"rlmm.config.remote.log.metadata.topic.num.partitions":     {Status: Honoured},
@@ -213,6 +213,7 @@ var topicKeyStatus = map[string]Support{
 // counts a key as read when its method is called outside this package.
 var methodReaders = map[string][]string{
 	"ReplicationThrottledRates": {"leader.replication.throttled.rate", "follower.replication.throttled.rate"},
+	"RemoteLogQuotaRates":       {"remote.log.manager.copy.max.bytes.per.second", "remote.log.manager.fetch.max.bytes.per.second"},
 	"ConnectionQuotas":          {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate"},
 }
 

@@ -281,6 +281,10 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	})
 	var b *broker.Broker // the transaction coordinator takes producer ids from it
 	n.txns, n.txnNet = n.newTxnCoordinator(cfg, log, ibSec, func(ctx context.Context) (int64, error) { return b.NextProducerID(ctx) })
+	if n.tiered, err = newTieredNode(cfg, log.With("component", "tiered")); err != nil { // tiered.go; before the subscription, which sets its quota rates
+		return nil, err
+	}
+	n.tiered.applyQuotas(cfg, n.meta.Image())
 	// Every committed metadata change reaches the partitions in order,
 	// then the group coordinator, which loads the __consumer_offsets
 	// partitions that became led here.
@@ -299,6 +303,7 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		n.txns.ApplyImage(img)
 		n.applyConnectionQuotas(img)
 		n.applyListenerTLS(img)
+		n.tiered.applyQuotas(cfg, img)
 	})
 	initial := n.meta.Image()
 	if err := n.partitions.Apply(initial); err != nil {
@@ -310,9 +315,6 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 	n.groups.ApplyImage(n.meta.Image())
 	n.txns.ApplyImage(n.meta.Image())
 
-	if n.tiered, err = newTieredNode(cfg, log.With("component", "tiered")); err != nil { // tiered.go
-		return nil, err
-	}
 	var remote broker.RemoteTier
 	if n.tiered != nil {
 		remote = n.tiered

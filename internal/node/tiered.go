@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,9 @@ type tieredNode struct {
 	store *s3.Store
 	mgr   atomic.Pointer[tiered.Manager] // nil until the metadata store is read
 	log   *slog.Logger
+	// The KIP-956 quotas, their rates set from each metadata image
+	// (applyQuotas) as dynamic broker configs.
+	copyQuota, fetchQuota *tiered.Quota
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -69,7 +73,23 @@ func newTieredNode(cfg *config.Broker, log *slog.Logger) (*tieredNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tieredNode{store: st, log: log}, nil
+	copyRate, fetchRate := cfg.RemoteLogQuotaRates(nil, nil)
+	return &tieredNode{store: st, log: log,
+		copyQuota: tiered.NewQuota(copyRate, int(cfg.RemoteCopyQuotaWindowNum),
+			time.Duration(cfg.RemoteCopyQuotaWindowSeconds)*time.Second, nil),
+		fetchQuota: tiered.NewQuota(fetchRate, int(cfg.RemoteFetchQuotaWindowNum),
+			time.Duration(cfg.RemoteFetchQuotaWindowSeconds)*time.Second, nil),
+	}, nil
+}
+
+// applyQuotas sets the copy and fetch rates in effect in img.
+func (t *tieredNode) applyQuotas(cfg *config.Broker, img *metadata.Image) {
+	if t == nil {
+		return
+	}
+	copyRate, fetchRate := cfg.RemoteLogQuotaRates(img.BrokerConfig(strconv.Itoa(int(cfg.NodeID))), img.BrokerConfig(""))
+	t.copyQuota.SetLimit(copyRate)
+	t.fetchQuota.SetLimit(fetchRate)
 }
 
 // start runs the remote log manager once __remote_log_metadata exists and
@@ -101,17 +121,15 @@ func (t *tieredNode) start(cfg *config.Broker, b *broker.Broker, parts *partitio
 		t.meta = meta
 		t.metaMu.Unlock()
 		m := &tiered.Manager{
-			NodeID:   cfg.NodeID,
-			Store:    t.store,
-			Meta:     meta,
-			Hosted:   parts.All,
-			Interval: time.Duration(cfg.RemoteLogManagerTaskIntervalMs) * time.Millisecond,
-			Logger:   t.log,
-			Now:      time.Now,
-			CopyQuota: tiered.NewQuota(cfg.RemoteCopyMaxBytesPerSecond, int(cfg.RemoteCopyQuotaWindowNum),
-				time.Duration(cfg.RemoteCopyQuotaWindowSeconds)*time.Second, nil),
-			FetchQuota: tiered.NewQuota(cfg.RemoteFetchMaxBytesPerSecond, int(cfg.RemoteFetchQuotaWindowNum),
-				time.Duration(cfg.RemoteFetchQuotaWindowSeconds)*time.Second, nil),
+			NodeID:     cfg.NodeID,
+			Store:      t.store,
+			Meta:       meta,
+			Hosted:     parts.All,
+			Interval:   time.Duration(cfg.RemoteLogManagerTaskIntervalMs) * time.Millisecond,
+			Logger:     t.log,
+			Now:        time.Now,
+			CopyQuota:  t.copyQuota,
+			FetchQuota: t.fetchQuota,
 			TopicExists: func(id [16]byte) bool {
 				_, ok := image().TopicByID(metadata.Uuid(id))
 				return ok

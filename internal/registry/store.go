@@ -89,6 +89,14 @@ func OpenStore(ctx context.Context, cfg StoreConfig, state *State) (*Store, erro
 		s.Close()
 		return nil, fmt.Errorf("schema registry store %s: reading to the end (offset %d): %w", cfg.Topic, end, err)
 	}
+	// A NOOP written and read back within the start-up bound, as
+	// Confluent's store does at start: the producer has its metadata and
+	// the first request's write does not spend kafkastore.timeout.ms (500
+	// ms by default) on it.
+	if err := s.produceAndWait(ictx, noopRecordKey(), nil); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("schema registry store %s: first write: %w", cfg.Topic, err)
+	}
 	return s, nil
 }
 
@@ -198,6 +206,12 @@ func (s *Store) waitApplied(ctx context.Context, offset int64) error {
 func (s *Store) write(ctx context.Context, key, value []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
+	return s.produceAndWait(ctx, key, value)
+}
+
+// produceAndWait appends one record and waits, within ctx, until the
+// reader has applied it.
+func (s *Store) produceAndWait(ctx context.Context, key, value []byte) error {
 	r := &kgo.Record{Topic: s.cfg.Topic, Partition: 0, Key: key, Value: value}
 	if err := s.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
 		return err

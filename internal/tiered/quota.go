@@ -11,13 +11,15 @@ import (
 // span, against the limit. As in Kafka, the check comes before the work and
 // the bytes are recorded after it, so one segment copy or one remote fetch
 // may overshoot; the rate then stays above the limit, and later work waits,
-// until the windows holding it have passed. A nil *Quota never limits.
+// until the windows holding it have passed. The limit changes at run time
+// (SetLimit: the rates are dynamic broker configs); math.MaxInt64, Kafka's
+// default, is none. A nil *Quota never limits.
 type Quota struct {
-	limit float64 // bytes per second
-	size  time.Duration
-	now   func() time.Time
+	size time.Duration
+	now  func() time.Time
 
 	mu      sync.Mutex
+	limit   int64         // bytes per second
 	windows []quotaWindow // ring, num entries
 }
 
@@ -26,19 +28,27 @@ type quotaWindow struct {
 	bytes int64
 }
 
-// NewQuota is a limit of bytesPerSecond measured over num windows of size;
-// math.MaxInt64 (Kafka's default) is no limit and returns nil.
+// NewQuota is a limit of bytesPerSecond measured over num windows of size.
 func NewQuota(bytesPerSecond int64, num int, size time.Duration, now func() time.Time) *Quota {
-	if bytesPerSecond == math.MaxInt64 {
-		return nil
-	}
-	if bytesPerSecond <= 0 || num < 1 || size <= 0 {
-		panic("tiered: a quota needs a positive rate, window count and window size")
+	if num < 1 || size <= 0 {
+		panic("tiered: a quota needs a window count and a window size")
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &Quota{limit: float64(bytesPerSecond), size: size, now: now, windows: make([]quotaWindow, num)}
+	q := &Quota{size: size, now: now, windows: make([]quotaWindow, num)}
+	q.SetLimit(bytesPerSecond)
+	return q
+}
+
+// SetLimit changes the limit; the bytes already recorded still count.
+func (q *Quota) SetLimit(bytesPerSecond int64) {
+	if bytesPerSecond <= 0 {
+		panic("tiered: a quota's rate must be positive")
+	}
+	q.mu.Lock()
+	q.limit = bytesPerSecond
+	q.mu.Unlock()
 }
 
 // slot returns the window holding t, started afresh when its time has come
@@ -90,9 +100,12 @@ func (q *Quota) Exceeded() (bool, time.Duration) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.limit == math.MaxInt64 {
+		return false, 0
+	}
 	t := q.now()
 	q.slot(t)
-	if q.rateLocked(t) <= q.limit {
+	if q.rateLocked(t) <= float64(q.limit) {
 		return false, 0
 	}
 	oldest := t

@@ -48,13 +48,26 @@ func TestQuotaLimitsTheRateOverItsWindows(t *testing.T) {
 	}
 }
 
-func TestQuotaDefaultIsNoLimit(t *testing.T) {
-	q := NewQuota(math.MaxInt64, 11, time.Second, nil)
-	if q != nil {
-		t.Fatal("Long.MAX_VALUE makes a quota")
-	}
+func TestQuotaDefaultIsNoLimitAndTheLimitChanges(t *testing.T) {
+	now := time.Unix(1000, 0)
+	q := NewQuota(math.MaxInt64, 2, time.Second, func() time.Time { return now })
 	q.Record(1 << 40)
 	if ex, _ := q.Exceeded(); ex {
+		t.Fatal("Long.MAX_VALUE limits")
+	}
+	// Set at run time (a dynamic broker config): the bytes recorded
+	// count against the new limit, and lifting it frees the work at once.
+	q.SetLimit(1 << 20)
+	if ex, _ := q.Exceeded(); !ex {
+		t.Fatal("1 TiB in a second under a new 1 MiB/s limit is not exceeded")
+	}
+	q.SetLimit(math.MaxInt64)
+	if ex, _ := q.Exceeded(); ex {
+		t.Fatal("lifting the limit leaves it exceeded")
+	}
+	var none *Quota
+	none.Record(1)
+	if ex, _ := none.Exceeded(); ex {
 		t.Fatal("a nil quota limits")
 	}
 }

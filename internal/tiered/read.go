@@ -1,6 +1,7 @@
 package tiered
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -75,7 +76,14 @@ func fetchRange(ctx context.Context, st RemoteStorage, md SegmentMetadata, from,
 		return nil, err
 	}
 	defer rc.Close()
-	return io.ReadAll(rc)
+	// Sized for the range at once: io.ReadAll would grow and copy its
+	// buffer a dozen times for a megabyte.
+	var buf bytes.Buffer
+	buf.Grow(int(min(to-from+1, 64<<20)))
+	if _, err := buf.ReadFrom(rc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // wholeBatches picks from data (starting at a batch boundary) the batches

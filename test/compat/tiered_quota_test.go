@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/vltava/vltava/internal/testing/poll"
@@ -14,10 +15,10 @@ import (
 // TestTieredStorageQuotas checks KIP-956's copy and fetch quotas: with
 // remote.log.manager.copy.max.bytes.per.second the bucket fills at about
 // that rate, never much faster, and still receives every rolled segment;
-// with remote.log.manager.fetch.max.bytes.per.second a consumer reading the
-// remote tier gets every record, in order, no faster than the quota lets
-// it. Only lower bounds on time are asserted: a slow machine cannot make
-// them fail.
+// with remote.log.manager.fetch.max.bytes.per.second, set at run time as a
+// cluster-wide dynamic broker config, a consumer reading the remote tier
+// gets every record, in order, no faster than the quota lets it. Only
+// lower bounds on time are asserted: a slow machine cannot make them fail.
 func TestTieredStorageQuotas(t *testing.T) {
 	skipOnKfake(t, "tiered storage is Vltava's")
 	const rate = 512 << 10 // bytes per second, both quotas
@@ -25,7 +26,6 @@ func TestTieredStorageQuotas(t *testing.T) {
 		WithOverride("remote.log.manager.copy.max.bytes.per.second", fmt.Sprint(rate)),
 		WithOverride("remote.log.manager.copy.quota.window.num", "2"),
 		WithOverride("remote.log.manager.copy.quota.window.size.seconds", "1"),
-		WithOverride("remote.log.manager.fetch.max.bytes.per.second", fmt.Sprint(rate)),
 		WithOverride("remote.log.manager.fetch.quota.window.num", "2"),
 		WithOverride("remote.log.manager.fetch.quota.window.size.seconds", "1"))
 	adm := newAdmin(t, b)
@@ -72,6 +72,37 @@ func TestTieredStorageQuotas(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatalf("the topic was not tiered: %v", err)
+	}
+	// The fetch quota, set now for the whole cluster (a dynamic broker
+	// config, as Kafka's DynamicRemoteLogConfig), applies at once.
+	key := "remote.log.manager.fetch.max.bytes.per.second"
+	value := fmt.Sprint(rate)
+	altered, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: &value}})
+	if err == nil {
+		for _, a := range altered {
+			if a.Err != nil {
+				err = fmt.Errorf("%w (%s)", a.Err, a.ErrMessage)
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("setting %s: %v", key, err)
+	}
+	if err := poll.Err(30*time.Second, func() error {
+		rcs, err := adm.DescribeBrokerConfigs(ctx)
+		if err != nil {
+			return err
+		}
+		for _, rc := range rcs {
+			for _, c := range rc.Configs {
+				if c.Key == key && c.Value != nil && *c.Value == value {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("%s not %s yet", key, value)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	// The fetches: the remote part, > 2 MiB, read at no more than the
 	// quota after a first burst.

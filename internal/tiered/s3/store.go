@@ -41,9 +41,66 @@ type Store struct {
 	cfg    Config
 	client *s3.Client
 	cache  *chunkCache // nil: off
+	// recent holds the last chunks read, already checked against their
+	// CRC32C: a consumer reading on fetches a 4 MiB chunk in several
+	// fetches of up to max.partition.fetch.bytes each.
+	recent recentChunks
 
 	mu        sync.Mutex
 	manifests map[[16]byte]*manifest // by segment id; small, bounded below
+}
+
+// recentChunks is a small most-recently-used list of verified chunks.
+type recentChunks struct {
+	mu      sync.Mutex
+	entries []recentChunk // front = most recent
+}
+
+type recentChunk struct {
+	id    [16]byte
+	chunk int
+	b     []byte
+}
+
+// recentChunkCount bounds recentChunks: with 4 MiB chunks, 32 MiB, enough
+// for a few consumers reading on at once.
+const recentChunkCount = 8
+
+func (r *recentChunks) get(id [16]byte, chunk int) ([]byte, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, e := range r.entries {
+		if e.id == id && e.chunk == chunk {
+			copy(r.entries[1:i+1], r.entries[:i])
+			r.entries[0] = e
+			return e.b, true
+		}
+	}
+	return nil, false
+}
+
+func (r *recentChunks) put(id [16]byte, chunk int, b []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.entries) < recentChunkCount {
+		r.entries = append(r.entries, recentChunk{})
+	}
+	copy(r.entries[1:], r.entries[:len(r.entries)-1])
+	r.entries[0] = recentChunk{id: id, chunk: chunk, b: b}
+}
+
+// drop forgets a segment's chunks (it was deleted).
+func (r *recentChunks) drop(id [16]byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keep := r.entries[:0]
+	for _, e := range r.entries {
+		if e.id != id {
+			keep = append(keep, e)
+		}
+	}
+	clear(r.entries[len(keep):])
+	r.entries = keep
 }
 
 // manifest is what the .rsm-manifest object holds.
@@ -288,9 +345,15 @@ func (s *Store) get(ctx context.Context, key string, from, to int64) ([]byte, er
 
 // chunk returns log chunk i of the segment, verified against the manifest:
 // from the cache, else fetched (and refetched once on a checksum mismatch).
+// The chunk returned is shared (recentChunks): callers copy out of it and
+// never write to it.
 func (s *Store) chunk(ctx context.Context, md tiered.SegmentMetadata, m *manifest, i int) ([]byte, error) {
+	if b, ok := s.recent.get(md.ID, i); ok {
+		return b, nil
+	}
 	if s.cache != nil {
 		if b, ok := s.cache.get(md.ID, i); ok && crc32.Checksum(b, castagnoli) == m.LogChunks[i] {
+			s.recent.put(md.ID, i, b)
 			return b, nil
 		}
 	}
@@ -307,6 +370,7 @@ func (s *Store) chunk(ctx context.Context, md tiered.SegmentMetadata, m *manifes
 			if s.cache != nil {
 				s.cache.put(md.ID, i, b)
 			}
+			s.recent.put(md.ID, i, b)
 			return b, nil
 		}
 	}
@@ -327,7 +391,7 @@ func (s *Store) FetchSegment(ctx context.Context, md tiered.SegmentMetadata, sta
 		return io.NopCloser(bytes.NewReader(nil)), nil
 	}
 	cs := int64(m.ChunkSize)
-	var out []byte
+	out := make([]byte, 0, end-start+1)
 	for i := int(start / cs); int64(i)*cs <= end; i++ {
 		b, err := s.chunk(ctx, md, m, i)
 		if err != nil {
@@ -387,6 +451,7 @@ func (s *Store) Delete(ctx context.Context, md tiered.SegmentMetadata) error {
 	s.mu.Lock()
 	delete(s.manifests, md.ID)
 	s.mu.Unlock()
+	s.recent.drop(md.ID)
 	if s.cache != nil {
 		s.cache.drop(md.ID)
 	}

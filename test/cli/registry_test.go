@@ -1,0 +1,168 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vltava/vltava/internal/testing/poll"
+)
+
+// startStandaloneRegistry runs `vltava registry serve` against b with
+// Confluent's key names in a properties file, and returns its URL once it
+// serves.
+func startStandaloneRegistry(t *testing.T, b *broker) string {
+	t.Helper()
+	addr := freeAddr(t)
+	props := filepath.Join(t.TempDir(), "registry.properties")
+	if err := os.WriteFile(props, []byte("listeners=http://"+addr+"\n"+
+		"kafkastore.bootstrap.servers="+b.addr+"\n"+
+		"kafkastore.topic=_schemas_cli\n"+
+		"schema.compatibility.level=backward\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(mustBinary(t, vltavaBinary), "registry", "serve", "--config", props)
+	cmd.Stdout, cmd.Stderr = &lockedWriter{b: &out}, &lockedWriter{b: &out}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stop := sync.OnceFunc(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("registry output:\n%s", out.String())
+		}
+	})
+	url := "http://" + addr
+	poll.Until(t, 60*time.Second, "the standalone registry to serve", func() error {
+		select {
+		case <-exited:
+			t.Fatalf("vltava registry serve exited:\n%s", out.String())
+		default:
+		}
+		resp, err := http.Get(url + "/subjects")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	})
+	return url
+}
+
+// TestRegistryCommands: a standalone `vltava registry serve` over a
+// Vltava broker, driven by the registry commands (register, subjects,
+// get, compat, config), then produce and consume with --value-schema-id
+// turning JSON lines into Avro records in the wire format and back.
+func TestRegistryCommands(t *testing.T) {
+	t.Parallel()
+	b := startVltava(t)
+	url := startStandaloneRegistry(t, b)
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	v1 := file("order.avsc", `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"city","type":"string"}]}`)
+	noDefault := file("no-default.avsc", `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"city","type":"string"},{"name":"qty","type":"int"}]}`)
+	withDefault := file("with-default.avsc", `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"city","type":"string"},{"name":"qty","type":"int","default":1}]}`)
+	reg := func(args ...string) string {
+		return ok(t, nil, "", append(append([]string{"registry"}, args...), "--registry-url", url)...)
+	}
+
+	var registered struct {
+		ID int `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(reg("register", "--subject", "orders-value", "-f", v1)), &registered); err != nil || registered.ID <= 0 {
+		t.Fatalf("register: %+v, %v", registered, err)
+	}
+	id := strconv.Itoa(registered.ID)
+	if out := reg("subjects"); !strings.Contains(out, `"orders-value"`) {
+		t.Errorf("subjects: %s", out)
+	}
+	if out := reg("get", "--id", id); !strings.Contains(out, "Order") {
+		t.Errorf("get --id %s: %s", id, out)
+	}
+	if out := reg("get", "--subject", "orders-value", "--version", "latest"); !strings.Contains(out, `"version": 1`) && !strings.Contains(out, `"version":1`) {
+		t.Errorf("get --subject orders-value: %s", out)
+	}
+
+	// BACKWARD: a field added without a default is refused (non-zero
+	// exit), one with a default accepted.
+	r := runRaw(t, "", "registry", "compat", "--subject", "orders-value", "-f", noDefault, "--registry-url", url)
+	if r.code == 0 || !strings.Contains(r.stdout, `"is_compatible": false`) {
+		t.Errorf("compat of a field without a default: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if out := reg("compat", "--subject", "orders-value", "-f", withDefault); !strings.Contains(out, `"is_compatible": true`) {
+		t.Errorf("compat of a field with a default: %s", out)
+	}
+	reg("config", "--subject", "orders-value", "--set", "FULL")
+	if out := reg("config", "--subject", "orders-value"); !strings.Contains(out, "FULL") {
+		t.Errorf("config --subject orders-value: %s", out)
+	}
+	// A subject without a level of its own shows the global one.
+	if out := reg("config", "--subject", "orders-key"); !strings.Contains(out, "BACKWARD") {
+		t.Errorf("config --subject orders-key: %s", out)
+	}
+	if out := reg("subjects", "--prefix", "orders-"); !strings.Contains(out, `"orders-value"`) {
+		t.Errorf("subjects --prefix orders-: %s", out)
+	}
+	if out := reg("subjects", "--prefix", "payments-"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("subjects --prefix payments-: %s", out)
+	}
+
+	// JSON lines in, Avro in the wire format in the topic, JSON out.
+	ok(t, b, "{\"id\":1,\"city\":\"Brno\"}\n{\"id\":2,\"city\":\"Praha\"}\n", "produce", "orders", "--value-schema-id", id, "--registry-url", url)
+	raw := decodeLines[consumed](t, ok(t, b, "", "consume", "orders", "--from-beginning", "--max-messages", "2", "--timeout", "10s", "--format", "json"))
+	for _, c := range raw {
+		if c.Value == nil || len(*c.Value) < 5 || (*c.Value)[0] != 0 {
+			t.Fatalf("stored value is not in the wire format: %+v", c)
+		}
+	}
+	decoded := decodeLines[consumed](t, ok(t, b, "", "consume", "orders", "--from-beginning", "--max-messages", "2", "--timeout", "10s",
+		"--format", "json", "--value-schema-id", id, "--registry-url", url))
+	want := []string{`{"city":"Brno","id":1}`, `{"city":"Praha","id":2}`}
+	if len(decoded) != len(want) {
+		t.Fatalf("consumed %d records, want %d", len(decoded), len(want))
+	}
+	for i, c := range decoded {
+		var v map[string]any
+		if c.Value == nil || json.Unmarshal([]byte(*c.Value), &v) != nil {
+			t.Fatalf("record %d: value %v is not JSON", i, c.Value)
+		}
+		if got, _ := json.Marshal(v); string(got) != want[i] {
+			t.Errorf("record %d: %s, want %s", i, got, want[i])
+		}
+	}
+	// A line the schema does not fit is refused, naming the schema.
+	if msg := fails(t, b, "{\"id\":\"three\"}\n", "produce", "orders", "--value-schema-id", id, "--registry-url", url); !strings.Contains(msg, "schema "+id) {
+		t.Errorf("a value that does not fit: %s", msg)
+	}
+}
