@@ -393,7 +393,9 @@ BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE
 and NONE (` + "`/config`" + `); modes READWRITE, READONLY and IMPORT (` + "`/mode`" + `); soft
 deletes, and permanent ones with ` + "`?permanent=true`" + `; ` + "`?deleted=true`" + ` and
 ` + "`?normalize=true`" + ` where Confluent takes them. State is kept in the compacted
-` + "`_schemas`" + ` topic in the registry's record format. Topics with
+` + "`_schemas`" + ` topic in the registry's record format; the nodes sharing it elect
+one leader in the consumer group ` + "`schema.registry.group.id`" + ` (protocol type
+` + "`sr`" + `), which alone writes, the others forwarding writes to it. Topics with
 ` + "`confluent.value.schema.validation`" + ` or ` + "`confluent.key.schema.validation`" + `
 (or ` + "`vltava.*`" + `) refuse records without a registered schema id of the
 topic's subject with INVALID_RECORD. Exercised by Confluent's Python

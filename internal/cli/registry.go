@@ -311,9 +311,11 @@ kafkastore.topic (default _schemas) of the cluster at
 kafkastore.bootstrap.servers. The properties file takes Confluent's key
 names: listeners, kafkastore.bootstrap.servers, kafkastore.topic,
 kafkastore.topic.replication.factor, kafkastore.timeout.ms,
-kafkastore.init.timeout.ms, schema.compatibility.level, request.max.bytes
-and the client security settings kafkastore.security.protocol,
-kafkastore.sasl.mechanism, kafkastore.sasl.jaas.config, kafkastore.ssl.*.
+kafkastore.init.timeout.ms, schema.compatibility.level, request.max.bytes,
+schema.registry.group.id (the consumer group the nodes sharing a topic
+elect their leader in; the others forward writes to it) and the client
+security settings kafkastore.security.protocol, kafkastore.sasl.mechanism,
+kafkastore.sasl.jaas.config, kafkastore.ssl.*.
 A key it does not honour stops start-up, named.`,
 		Example: "  vltava registry serve --config registry.properties\n  vltava registry serve --override kafkastore.bootstrap.servers=localhost:9092",
 		Args:    cobra.NoArgs,

@@ -230,6 +230,7 @@ type Broker struct {
 	SchemaRegistryReplicationFactor  int            `config:"schema.registry.kafkastore.topic.replication.factor"`
 	SchemaRegistryCompatibilityLevel string         `config:"schema.registry.schema.compatibility.level"`
 	SchemaRegistryRequestMaxBytes    int64          `config:"schema.registry.request.max.bytes"`
+	SchemaRegistryGroupID            string         `config:"schema.registry.group.id"`
 	SchemaRegistryURL                string         `config:"confluent.schema.registry.url"`
 
 	// Web console (console.go).

@@ -11,6 +11,7 @@ var schemaRegistryDefs = []Def{
 	def("schema.registry.kafkastore.topic", String, "_schemas", "Compacted topic the embedded registry keeps its schemas, configs and modes in (Confluent's kafkastore.topic).", nonEmpty(), vltavaOnly()),
 	def("schema.registry.kafkastore.topic.replication.factor", Int, "3", "Replication factor the registry creates its topic with (Confluent's kafkastore.topic.replication.factor); a cluster with fewer brokers gets one replica per broker.", atLeast(1), vltavaOnly()),
 	def("schema.registry.schema.compatibility.level", String, "backward", "The registry's global compatibility level until one is set through /config (Confluent's schema.compatibility.level).", oneOfFold("none", "backward", "backward_transitive", "forward", "forward_transitive", "full", "full_transitive"), vltavaOnly()),
+	def("schema.registry.group.id", String, "schema-registry", "Consumer group the registry nodes sharing a kafkastore topic elect their leader in, which alone writes; the others forward writes to it (Confluent's schema.registry.group.id).", nonEmpty(), vltavaOnly()),
 	def("schema.registry.request.max.bytes", Int, "16777216", "Largest request body the registry reads; larger ones are answered 413.", atLeast(1), vltavaOnly()),
 	def("confluent.schema.registry.url", String, "", "URL of the schema registry broker-side schema validation (confluent.key.schema.validation, confluent.value.schema.validation) looks schema ids up in. Empty: the node's embedded registry (schema.registry.listeners)."),
 }
@@ -22,6 +23,7 @@ func (b *Broker) fillSchemaRegistry(str func(string) string) {
 	b.SchemaRegistryReplicationFactor = int(parseInt(str("schema.registry.kafkastore.topic.replication.factor")))
 	b.SchemaRegistryCompatibilityLevel = strings.ToUpper(str("schema.registry.schema.compatibility.level"))
 	b.SchemaRegistryRequestMaxBytes = parseInt(str("schema.registry.request.max.bytes"))
+	b.SchemaRegistryGroupID = str("schema.registry.group.id")
 	b.SchemaRegistryURL = strings.TrimSpace(str("confluent.schema.registry.url"))
 }
 

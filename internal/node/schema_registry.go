@@ -35,6 +35,7 @@ func (n *Node) listenSchemaRegistry() error {
 		},
 		CompatibilityLevel: n.cfg.SchemaRegistryCompatibilityLevel,
 		MaxRequestBytes:    n.cfg.SchemaRegistryRequestMaxBytes,
+		GroupID:            n.cfg.SchemaRegistryGroupID,
 	}
 	s, err := registry.Listen(cfg, registry.ServerOptions{Logger: n.log.With("component", "schema-registry")})
 	if err != nil {

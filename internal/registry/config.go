@@ -25,6 +25,9 @@ type Config struct {
 	CompatibilityLevel string
 	// MaxRequestBytes bounds request bodies.
 	MaxRequestBytes int64
+	// GroupID is schema.registry.group.id: the consumer group the
+	// registry nodes sharing a store elect their leader in (leader.go).
+	GroupID string
 }
 
 // Standalone keys (Confluent Schema Registry's names) and their defaults.
@@ -40,6 +43,7 @@ var standaloneDefaults = map[string]string{
 	"kafkastore.security.protocol":        "PLAINTEXT",
 	"kafkastore.sasl.mechanism":           "GSSAPI",
 	"kafkastore.sasl.jaas.config":         "",
+	"schema.registry.group.id":            electionGroup,
 }
 
 // StandaloneKeys lists the keys `vltava registry serve` reads, sorted.
@@ -126,5 +130,8 @@ func ParseStandalone(props map[string]string) (Config, error) {
 	}
 	cfg.CompatibilityLevel = level
 	cfg.MaxRequestBytes = maxBytes
+	if cfg.GroupID = get("schema.registry.group.id"); cfg.GroupID == "" {
+		return Config{}, fmt.Errorf("schema.registry.group.id: empty")
+	}
 	return cfg, nil
 }

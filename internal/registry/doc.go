@@ -11,7 +11,8 @@
 //
 // Ownership: the State is written only by the Store's reader goroutine
 // (one owner), as records come back from the topic; handlers read it under
-// its read lock. Writes go through the Store's write lock, which serialises
-// id and version allocation on this node (the elected leader when several
-// nodes run).
+// its read lock. Writes run on one node of those sharing the topic, the
+// leader they elect in the consumer group schema.registry.group.id
+// (leader.go; the others forward writes to it), where the Service's write
+// mutex serialises id and version allocation.
 package registry

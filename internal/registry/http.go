@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // ContentType is the registry's media type; responses carry it.
@@ -33,8 +37,9 @@ type HandlerOptions struct {
 	// ClusterID is the Kafka cluster's id, for /v1/metadata/id.
 	ClusterID string
 	// Leader, if set, says where writes go: this node serves them itself
-	// when self is true, else they are forwarded to url.
-	Leader func() (url string, self bool)
+	// when self is true, else they are forwarded to url; it waits, within
+	// ctx, while no leader is known ("" then).
+	Leader func(ctx context.Context) (url string, self bool)
 }
 
 // handler serves Confluent Schema Registry's REST API.
@@ -121,6 +126,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
+// leaderWait bounds how long a write waits for a leader to be elected
+// (at start, or during a rebalance of the election group).
+const leaderWait = 15 * time.Second
+
+// forwardedHeader marks a write forwarded by another registry node.
+const forwardedHeader = "X-Vltava-Registry-Forwarded"
+
 // write wraps a handler that changes state: it runs here on the leader,
 // and is forwarded to the leader elsewhere.
 func (h *handler) write(next http.HandlerFunc) http.HandlerFunc {
@@ -129,25 +141,74 @@ func (h *handler) write(next http.HandlerFunc) http.HandlerFunc {
 			next(w, r)
 			return
 		}
-		leader, self := h.opts.Leader()
-		if self {
-			next(w, r)
-			return
-		}
-		if leader == "" {
-			writeError(w, &Error{http.StatusInternalServerError, codeForwardingError, "Error while forwarding the request to the leader: no leader is elected"})
-			return
-		}
-		u, err := url.Parse(leader)
+		forwarded := r.Header.Get(forwardedHeader) != ""
+		// The body is kept, so a write whose leader cannot be reached
+		// (it stopped; the group has not noticed yet) is sent again to
+		// the leader elected next.
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxRequestBytes))
 		if err != nil {
-			writeError(w, &Error{http.StatusInternalServerError, codeForwardingError, "Error while forwarding the request to the leader: " + err.Error()})
+			writeError(w, errHTTP(http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body larger than %d bytes", h.opts.MaxRequestBytes)))
 			return
 		}
-		p := httputil.NewSingleHostReverseProxy(u)
-		p.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
-			writeError(w, &Error{http.StatusInternalServerError, codeForwardingError, "Error while forwarding the request to the leader: " + err.Error()})
+		ctx, cancel := context.WithTimeout(r.Context(), leaderWait)
+		defer cancel()
+		failed := ""
+		for {
+			leader, self := h.opts.Leader(ctx)
+			if leader != "" && leader == failed {
+				// Still the leader that could not be reached: wait for
+				// the group to elect another.
+				select {
+				case <-ctx.Done():
+					leader = ""
+				case <-time.After(200 * time.Millisecond):
+					continue
+				}
+			}
+			if self {
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				next(w, r)
+				return
+			}
+			if forwarded {
+				// Forwarded here by a node that took this one for the
+				// leader: one hop only, so two nodes that disagree for a
+				// moment cannot pass a request back and forth.
+				writeError(w, &Error{http.StatusInternalServerError, codeForwardingError, "Error while forwarding the request to the leader: the leader moved"})
+				return
+			}
+			if leader == "" {
+				msg := "no leader is elected"
+				if failed != "" {
+					msg = failed + " cannot be reached and no other leader is elected"
+				}
+				writeError(w, &Error{http.StatusInternalServerError, codeForwardingError, "Error while forwarding the request to the leader: " + msg})
+				return
+			}
+			u, err := url.Parse(leader)
+			if err != nil {
+				writeError(w, &Error{http.StatusInternalServerError, codeForwardingError, "Error while forwarding the request to the leader: " + err.Error()})
+				return
+			}
+			unreachable := false
+			p := httputil.NewSingleHostReverseProxy(u)
+			p.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
+				if ctx.Err() == nil && errors.Is(err, syscall.ECONNREFUSED) {
+					unreachable = true // nothing written yet: try the next leader
+					return
+				}
+				writeError(w, &Error{http.StatusInternalServerError, codeForwardingError, "Error while forwarding the request to the leader: " + err.Error()})
+			}
+			fr := r.Clone(ctx)
+			fr.Header.Set(forwardedHeader, "1")
+			fr.Body = io.NopCloser(bytes.NewReader(body))
+			fr.ContentLength = int64(len(body))
+			p.ServeHTTP(w, fr)
+			if !unreachable {
+				return
+			}
+			failed = leader
 		}
-		p.ServeHTTP(w, r)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -20,10 +21,11 @@ type Server struct {
 	cfg  Config
 	late *lateHandler
 	http *httpapi.Server
-	// store and svc are set by Open, before the handler that uses them
-	// is published.
-	store *Store
-	svc   *Service
+	// store, svc and elector are set by Open, before the handler that
+	// uses them is published.
+	store   *Store
+	svc     *Service
+	elector *elector
 }
 
 // ServerOptions are what the embedding adds to a Config: the HTTP
@@ -91,8 +93,10 @@ func (s *Server) Open(ctx context.Context) error {
 		clusterID = md.Cluster
 	}
 	svc := NewService(state, store, s.cfg.CompatibilityLevel)
-	s.store, s.svc = store, svc
-	s.late.h.Store(&struct{ http.Handler }{NewHandler(svc, HandlerOptions{MaxRequestBytes: s.cfg.MaxRequestBytes, ClusterID: clusterID})})
+	el := newElector(store.cl, s.cfg.GroupID, s.advertisedURL(), s.cfg.Store.Logger)
+	s.store, s.svc, s.elector = store, svc, el
+	s.late.h.Store(&struct{ http.Handler }{NewHandler(svc, HandlerOptions{MaxRequestBytes: s.cfg.MaxRequestBytes, ClusterID: clusterID,
+		Leader: el.wait})})
 	return nil
 }
 
@@ -122,6 +126,25 @@ func (s *Server) URL() string {
 	return s.cfg.Listeners[0].Scheme + "://" + addrs[0].String()
 }
 
+// advertisedURL is the URL other registry nodes forward writes to: the
+// first listener's, with the host name for a wildcard address.
+func (s *Server) advertisedURL() string {
+	addrs := s.http.Addrs()
+	if len(addrs) == 0 || len(s.cfg.Listeners) == 0 {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(addrs[0].String())
+	if err != nil {
+		return s.URL()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return s.cfg.Listeners[0].Scheme + "://" + net.JoinHostPort(host, port)
+}
+
 // Service is the node's service (for the broker's schema validation);
 // nil before Open.
 func (s *Server) Service() *Service { return s.svc }
@@ -129,6 +152,9 @@ func (s *Server) Service() *Service { return s.svc }
 // Close stops serving and closes the store.
 func (s *Server) Close() error {
 	err := s.http.Close()
+	if s.elector != nil {
+		s.elector.close() // leaves the group: another node leads at once
+	}
 	if s.store != nil {
 		s.store.Close()
 	}

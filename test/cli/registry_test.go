@@ -20,8 +20,8 @@ import (
 
 // startStandaloneRegistry runs `vltava registry serve` against b with
 // Confluent's key names in a properties file, and returns its URL once it
-// serves.
-func startStandaloneRegistry(t *testing.T, b *broker) string {
+// serves, and a func stopping it (SIGTERM).
+func startStandaloneRegistry(t *testing.T, b *broker) (string, func()) {
 	t.Helper()
 	addr := freeAddr(t)
 	props := filepath.Join(t.TempDir(), "registry.properties")
@@ -71,7 +71,7 @@ func startStandaloneRegistry(t *testing.T, b *broker) string {
 		}
 		return nil
 	})
-	return url
+	return url, stop
 }
 
 // TestRegistryCommands: a standalone `vltava registry serve` over a
@@ -81,7 +81,7 @@ func startStandaloneRegistry(t *testing.T, b *broker) string {
 func TestRegistryCommands(t *testing.T) {
 	t.Parallel()
 	b := startVltava(t)
-	url := startStandaloneRegistry(t, b)
+	url, _ := startStandaloneRegistry(t, b)
 	dir := t.TempDir()
 	file := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -164,5 +164,80 @@ func TestRegistryCommands(t *testing.T) {
 	// A line the schema does not fit is refused, naming the schema.
 	if msg := fails(t, b, "{\"id\":\"three\"}\n", "produce", "orders", "--value-schema-id", id, "--registry-url", url); !strings.Contains(msg, "schema "+id) {
 		t.Errorf("a value that does not fit: %s", msg)
+	}
+}
+
+// TestRegistryNodesElectOneLeader: two `vltava registry serve` nodes over
+// one topic elect one leader in the schema-registry group; registrations
+// sent to both at once get distinct ids (the follower forwards its writes
+// to the leader), both nodes serve every schema by id, and once the first
+// node stops the second leads and takes writes.
+func TestRegistryNodesElectOneLeader(t *testing.T) {
+	t.Parallel()
+	b := startVltava(t)
+	urlA, stopA := startStandaloneRegistry(t, b)
+	urlB, _ := startStandaloneRegistry(t, b)
+	register := func(url, subject, name string) (int, error) {
+		body, _ := json.Marshal(map[string]string{"schema": `{"type":"record","name":"` + name + `","fields":[]}`})
+		resp, err := http.Post(url+"/subjects/"+subject+"/versions", "application/vnd.schemaregistry.v1+json", bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		var out struct {
+			ID      int    `json:"id"`
+			Message string `json:"message"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode != http.StatusOK {
+			return 0, errors.New(resp.Status + ": " + out.Message)
+		}
+		return out.ID, nil
+	}
+	const n = 20
+	ids := make([]int, 2*n)
+	errs := make([]error, 2*n)
+	var wg sync.WaitGroup
+	for i := range 2 * n {
+		url := urlA
+		if i%2 == 1 {
+			url = urlB
+		}
+		wg.Go(func() { ids[i], errs[i] = register(url, "s"+strconv.Itoa(i)+"-value", "R"+strconv.Itoa(i)) })
+	}
+	wg.Wait()
+	seen := map[int]int{}
+	for i := range 2 * n {
+		if errs[i] != nil {
+			t.Fatalf("register s%d-value: %v", i, errs[i])
+		}
+		if j, dup := seen[ids[i]]; dup {
+			t.Fatalf("s%d-value and s%d-value, different schemas, both got id %d", j, i, ids[i])
+		}
+		seen[ids[i]] = i
+	}
+	for _, url := range []string{urlA, urlB} {
+		for id := range seen {
+			poll.Until(t, 10*time.Second, "schema "+strconv.Itoa(id)+" at "+url, func() error {
+				resp, err := http.Get(url + "/schemas/ids/" + strconv.Itoa(id))
+				if err != nil {
+					return err
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					return errors.New(resp.Status)
+				}
+				return nil
+			})
+		}
+	}
+	// The first node goes (it leaves the group): the second leads.
+	stopA()
+	id, err := register(urlB, "after-value", "After")
+	if err != nil {
+		t.Fatalf("register through the remaining node: %v", err)
+	}
+	if _, dup := seen[id]; dup {
+		t.Fatalf("the remaining node reused id %d", id)
 	}
 }
