@@ -77,6 +77,7 @@ bench:
 bench-smoke:
 	$(GO) run ./bench/run -smoke
 	$(GO) run ./bench/rest -smoke
+	$(GO) run ./bench/connect -smoke
 
 clean:
 	rm -rf bin

@@ -69,46 +69,51 @@ func dropPrivileges(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 }
 
-// workDir makes a directory the server's user can write, removed at cleanup.
-func workDir(t testing.TB, prefix string) string {
-	t.Helper()
+// workDir makes a directory the server's user can write.
+func workDir(prefix string) (string, error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
+		os.RemoveAll(dir)
+		return "", err
 	}
 	if os.Geteuid() == 0 {
 		if err := os.Chown(dir, 65534, 65534); err != nil {
-			t.Fatal(err)
+			os.RemoveAll(dir)
+			return "", err
 		}
 	}
-	return dir
+	return dir, nil
 }
 
-func run(t testing.TB, name string, args ...string) {
-	t.Helper()
+func run(name string, args ...string) error {
 	cmd := exec.Command(name, args...)
 	dropPrivileges(cmd)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		return fmt.Errorf("%s %v: %v\n%s", name, args, err, out)
 	}
+	return nil
 }
 
-func (s *Server) start(t testing.TB, name string, args ...string) {
-	t.Helper()
+func (s *Server) start(name string, args ...string) error {
 	s.logs = &bytes.Buffer{}
 	s.cmd = exec.Command(name, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	dropPrivileges(s.cmd)
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
+		return fmt.Errorf("starting %s: %v", name, err)
 	}
 	s.done = make(chan struct{})
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
-	t.Cleanup(s.Stop)
+	return nil
+}
+
+// Close stops the server and removes its directory.
+func (s *Server) Close() {
+	s.Stop()
+	os.RemoveAll(s.Dir)
 }
 
 // Stop ends the server (SIGTERM, then SIGKILL after 10 s) and waits for it.
@@ -149,11 +154,10 @@ func (s *Server) DB(t testing.TB) *sql.DB {
 	return db
 }
 
-func (s *Server) waitReady(t testing.TB, dsn string) {
-	t.Helper()
+func (s *Server) waitReady(dsn string) error {
 	db, err := sql.Open(s.Driver, dsn)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer db.Close()
 	err = poll.Err(60*time.Second, func() error {
@@ -167,84 +171,143 @@ func (s *Server) waitReady(t testing.TB, dsn string) {
 		return db.PingContext(ctx)
 	})
 	if err != nil {
-		t.Fatalf("%s did not become ready: %v\n%s", s.Driver, err, s.logs.String())
+		return fmt.Errorf("%s did not become ready: %v\n%s", s.Driver, err, s.logs.String())
 	}
+	return nil
+}
+
+// started runs a constructor for a test: it fails the test on an error and
+// closes the server at cleanup.
+func started(t testing.TB, s *Server, err error) *Server {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
 }
 
 // Postgres starts a PostgreSQL server with database Database owned by User
-// (password authentication over TCP).
+// (password authentication over TCP), closed when the test ends.
 func Postgres(t testing.TB, opts ...Options) *Server {
 	t.Helper()
+	s, err := RunPostgres(opts...)
+	return started(t, s, err)
+}
+
+// RunPostgres starts a PostgreSQL server as Postgres does, for callers that
+// are not tests (the benchmarks). The caller closes it.
+func RunPostgres(opts ...Options) (s *Server, err error) {
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	dir := workDir(t, "vltava-pg-")
+	dir, err := workDir("vltava-pg-")
+	if err != nil {
+		return nil, err
+	}
+	s = &Server{Dir: dir, Driver: "pgx"}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
 	data := filepath.Join(dir, "data")
 	pw := filepath.Join(dir, "pw")
 	if err := os.WriteFile(pw, []byte(Password+"\n"), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	run(t, filepath.Join(PostgresBin, "initdb"), "-D", data, "-U", User, "--pwfile", pw, "-E", "UTF8",
-		"--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "--no-instructions")
-	port := freeport.Port(t)
-	s := &Server{Port: port, Dir: dir, Driver: "pgx"}
-	args := []string{"-D", data, "-p", strconv.Itoa(port), "-k", dir, "-h", "127.0.0.1",
+	if err := run(filepath.Join(PostgresBin, "initdb"), "-D", data, "-U", User, "--pwfile", pw, "-E", "UTF8",
+		"--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "--no-instructions"); err != nil {
+		return nil, err
+	}
+	if s.Port, err = freeport.Next(); err != nil {
+		return nil, err
+	}
+	args := []string{"-D", data, "-p", strconv.Itoa(s.Port), "-k", dir, "-h", "127.0.0.1",
 		"-c", "max_connections=50", "-c", "shared_buffers=64MB"}
 	if !o.Durable {
 		args = append(args, "-F", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
-	s.start(t, filepath.Join(PostgresBin, "postgres"), args...)
-	admin := fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/postgres?sslmode=disable", User, Password, port)
-	s.waitReady(t, admin)
+	if err := s.start(filepath.Join(PostgresBin, "postgres"), args...); err != nil {
+		return nil, err
+	}
+	admin := fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/postgres?sslmode=disable", User, Password, s.Port)
+	if err := s.waitReady(admin); err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("pgx", admin)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer db.Close()
 	if _, err := db.Exec("CREATE DATABASE " + Database); err != nil {
-		t.Fatalf("creating the database: %v", err)
+		return nil, fmt.Errorf("creating the database: %v", err)
 	}
-	s.DSN = fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", User, Password, port, Database)
-	s.JDBCURL = fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/%s", port, Database)
-	return s
+	s.DSN = fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", User, Password, s.Port, Database)
+	s.JDBCURL = fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/%s", s.Port, Database)
+	return s, nil
 }
 
 // MariaDB starts a MariaDB server with database Database and User allowed
-// everything on it (password authentication over TCP).
+// everything on it (password authentication over TCP), closed when the
+// test ends.
 func MariaDB(t testing.TB, opts ...Options) *Server {
 	t.Helper()
+	s, err := RunMariaDB(opts...)
+	return started(t, s, err)
+}
+
+// RunMariaDB starts a MariaDB server as MariaDB does, for callers that are
+// not tests. The caller closes it.
+func RunMariaDB(opts ...Options) (s *Server, err error) {
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	dir := workDir(t, "vltava-maria-")
+	dir, err := workDir("vltava-maria-")
+	if err != nil {
+		return nil, err
+	}
+	s = &Server{Dir: dir, Driver: "mysql"}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
 	data := filepath.Join(dir, "data")
 	sock := filepath.Join(dir, "mysqld.sock")
 	user := "nobody"
 	if os.Geteuid() != 0 {
 		u, err := exec.Command("id", "-un").Output()
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		user = string(bytes.TrimSpace(u))
 	}
-	run(t, MariaInstall, "--no-defaults", "--datadir="+data, "--user="+user, "--auth-root-authentication-method=normal",
-		"--skip-test-db", "--skip-name-resolve")
-	port := freeport.Port(t)
-	s := &Server{Port: port, Dir: dir, Driver: "mysql"}
-	args := []string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1",
+	if err := run(MariaInstall, "--no-defaults", "--datadir="+data, "--user="+user, "--auth-root-authentication-method=normal",
+		"--skip-test-db", "--skip-name-resolve"); err != nil {
+		return nil, err
+	}
+	if s.Port, err = freeport.Next(); err != nil {
+		return nil, err
+	}
+	args := []string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(s.Port), "--bind-address=127.0.0.1",
 		"--socket=" + sock, "--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--skip-name-resolve",
 		"--log-error=" + filepath.Join(dir, "error.log"), "--innodb-buffer-pool-size=64M", "--max-connections=50"}
 	if !o.Durable {
 		args = append(args, "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", "--innodb-doublewrite=0")
 	}
-	s.start(t, MariaDBD, args...)
+	if err := s.start(MariaDBD, args...); err != nil {
+		return nil, err
+	}
 	root := fmt.Sprintf("root@unix(%s)/", sock)
-	s.waitReady(t, root)
+	if err := s.waitReady(root); err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("mysql", root)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer db.Close()
 	for _, q := range []string{
@@ -254,12 +317,12 @@ func MariaDB(t testing.TB, opts ...Options) *Server {
 	} {
 		if _, err := db.Exec(q); err != nil {
 			logs, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("%s: %v\n%s", q, err, logs)
+			return nil, fmt.Errorf("%s: %v\n%s", q, err, logs)
 		}
 	}
-	s.DSN = fmt.Sprintf("%s:%s@tcp(127.0.0.1:%d)/%s?parseTime=true", User, Password, port, Database)
-	s.JDBCURL = fmt.Sprintf("jdbc:mariadb://127.0.0.1:%d/%s", port, Database)
-	return s
+	s.DSN = fmt.Sprintf("%s:%s@tcp(127.0.0.1:%d)/%s?parseTime=true", User, Password, s.Port, Database)
+	s.JDBCURL = fmt.Sprintf("jdbc:mariadb://127.0.0.1:%d/%s", s.Port, Database)
+	return s, nil
 }
 
 // Quote quotes an identifier for the server's SQL dialect.
