@@ -36,10 +36,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -75,9 +77,44 @@ func main() {
 	if *smoke {
 		*records, *runs = 3_000, 1
 	}
-	if err := run(); err != nil {
+	// An interrupted run still stops PostgreSQL, the node and the worker.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		onExit.run()
+		os.Exit(1)
+	}()
+	err := run()
+	onExit.run()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/connect:", err)
 		os.Exit(1)
+	}
+}
+
+// onExit holds what must be stopped however the run ends, last first.
+var onExit cleanups
+
+type cleanups struct {
+	mu  sync.Mutex // guards fns
+	fns []func()
+}
+
+func (c *cleanups) add(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fns = append(c.fns, f)
+}
+
+// run runs and forgets the functions; a second call runs none.
+func (c *cleanups) run() {
+	c.mu.Lock()
+	fns := c.fns
+	c.fns = nil
+	c.mu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
 	}
 }
 
@@ -90,18 +127,22 @@ type bench struct {
 	db     *sql.DB
 	input  string // the FileStream source's file
 	inLen  int64
+	procs  []*process // the broker and the worker
 }
 
 func run() error {
-	dir, err := os.MkdirTemp("", "vltava-bench-connect")
+	// Names without "vltava": someone else's pkill of vltava processes on
+	// a shared machine must not take this run's node down (as
+	// test/cluster's harness).
+	dir, err := os.MkdirTemp("", "connbench-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	onExit.add(func() { os.RemoveAll(dir) })
 	b := &bench{dir: dir}
 	bin := os.Getenv("VLTAVA_BIN")
 	if bin == "" {
-		bin = filepath.Join(dir, "vltava")
+		bin = filepath.Join(dir, "vcnode")
 		build := exec.Command("go", "build", "-o", bin, "./cmd/vltava")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
@@ -120,7 +161,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer b.pg.Close()
+	onExit.add(b.pg.Close)
 	if b.db, err = sql.Open("pgx", b.pg.DSN); err != nil {
 		return err
 	}
@@ -129,15 +170,16 @@ func run() error {
 	if b.broker, err = freeAddr(); err != nil {
 		return err
 	}
-	brokerOut := &bytes.Buffer{}
-	srv, err := start(bin, brokerOut, "server", "--override", "listeners=PLAINTEXT://"+b.broker,
+	brokerLog := filepath.Join(dir, "broker.log")
+	srv, err := start(bin, brokerLog, "server", "--override", "listeners=PLAINTEXT://"+b.broker,
 		"--override", "log.dirs="+filepath.Join(dir, "data"), "--override", "admin.listeners=",
 		"--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners=",
-		"--log-level", "warn")
+		"--log-level", "info")
 	if err != nil {
 		return err
 	}
-	defer stop(srv)
+	onExit.add(func() { stop(srv) })
+	b.procs = append(b.procs, srv)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.broker), kgo.ProducerLinger(0), kgo.MaxBufferedRecords(100_000),
 		kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
@@ -149,7 +191,7 @@ func run() error {
 		defer cancel()
 		return cl.Ping(ctx)
 	}); err != nil {
-		return fmt.Errorf("the broker did not answer: %w\n%s", err, brokerOut)
+		return fmt.Errorf("the broker did not answer: %w\n%s", err, tail(brokerLog))
 	}
 	preload, err := b.preload(cl)
 	if err != nil {
@@ -173,35 +215,40 @@ func run() error {
 	}, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}
-	workerOut := &bytes.Buffer{}
-	wk, err := start(bin, workerOut, "connect", "standalone", props)
+	workerLog := filepath.Join(dir, "worker.log")
+	wk, err := start(bin, workerLog, "connect", "standalone", props)
 	if err != nil {
 		return err
 	}
-	defer stop(wk)
+	onExit.add(func() { stop(wk) })
+	b.procs = append(b.procs, wk)
 	if err := poll.Err(60*time.Second, func() error {
 		_, _, err := call("GET", b.worker+"/", nil)
 		return err
 	}); err != nil {
-		return fmt.Errorf("the worker's REST API did not answer: %w\n%s", err, workerOut)
+		return fmt.Errorf("the worker's REST API did not answer: %w\n%s", err, tail(workerLog))
 	}
 
+	// A failed run shows what the two processes logged.
+	logs := func(err error) error {
+		return fmt.Errorf("%w\nbroker log:\n%s\nworker log:\n%s", err, tail(brokerLog), tail(workerLog))
+	}
 	var sink, loop, ratio, fs []float64
 	for i := 1; i <= *runs; i++ {
 		r, err := b.runSink(i)
 		if err != nil {
-			return fmt.Errorf("jdbc sink run %d: %w\nworker:\n%s", i, err, tail(workerOut))
+			return logs(fmt.Errorf("jdbc sink run %d: %w", i, err))
 		}
 		sink = append(sink, r)
 		fmt.Fprintf(os.Stderr, "run %d jdbc sink   %9.0f rows/s\n", i, r)
 		if r, err = b.runLoop(i); err != nil {
-			return fmt.Errorf("go loop run %d: %w", i, err)
+			return logs(fmt.Errorf("go loop run %d: %w", i, err))
 		}
 		loop = append(loop, r)
 		ratio = append(ratio, sink[len(sink)-1]/r)
 		fmt.Fprintf(os.Stderr, "run %d go loop     %9.0f rows/s\n", i, r)
 		if r, err = b.runFileStream(i); err != nil {
-			return fmt.Errorf("filestream run %d: %w\nworker:\n%s", i, err, tail(workerOut))
+			return logs(fmt.Errorf("filestream run %d: %w", i, err))
 		}
 		fs = append(fs, r)
 		fmt.Fprintf(os.Stderr, "run %d filestream  %9.1f MB/s\n", i, r)
@@ -409,11 +456,15 @@ func (b *bench) runLoop(i int) (float64, error) {
 	start := time.Now()
 	errc := make(chan error, 1)
 	go func() { errc <- b.loop(ctx, table) }()
-	var loopErr error
+	returned := false
 	d, err := b.waitCount(table, *records, start, func() error {
+		if returned {
+			return nil
+		}
 		select {
-		case loopErr = <-errc:
-			return loopErr
+		case err := <-errc:
+			returned = true
+			return err
 		default:
 			return nil
 		}
@@ -421,9 +472,9 @@ func (b *bench) runLoop(i int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if loopErr == nil {
-		if loopErr = <-errc; loopErr != nil {
-			return 0, loopErr
+	if !returned {
+		if err := <-errc; err != nil {
+			return 0, err
 		}
 	}
 	if _, err := b.db.Exec(`DROP TABLE ` + table); err != nil {
@@ -574,8 +625,14 @@ func (b *bench) remove(name string) error {
 	return nil
 }
 
-// failed reports a FAILED connector or task with its trace.
+// failed reports a FAILED connector or task with its trace, or a dead
+// broker or worker.
 func (b *bench) failed(name string) error {
+	for _, p := range b.procs {
+		if err := p.alive(); err != nil {
+			return err
+		}
+	}
 	code, body, err := call("GET", b.worker+"/connectors/"+name+"/status", nil)
 	if err != nil || code != http.StatusOK {
 		return nil // not there yet: the poll goes on until its deadline
@@ -627,28 +684,53 @@ func call(method, url string, body any) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-// start runs the binary with its output in out; it dies with this process.
-func start(bin string, out io.Writer, args ...string) (*exec.Cmd, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	return cmd, cmd.Start()
+// process is a started binary; exited is closed once it has exited.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error // Wait's, once exited is closed
 }
 
-func stop(cmd *exec.Cmd) {
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+// start runs the binary with its output in the file logPath.
+func start(bin, logPath string, args ...string) (*process, error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // the child holds its own descriptor
+	p := &process{cmd: exec.Command(bin, args...), exited: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+// alive reports an error once the process has exited.
+func (p *process) alive() error {
 	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-done
+	case <-p.exited:
+		return fmt.Errorf("%s exited: %v", p.cmd.Args[1], p.err)
+	default:
+		return nil
 	}
 }
 
-func tail(b *bytes.Buffer) string {
-	s := b.String()
+func stop(p *process) {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// tail is the end of a log file.
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	s := string(b)
 	if len(s) > 4000 {
 		s = s[len(s)-4000:]
 	}
