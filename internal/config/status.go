@@ -228,6 +228,12 @@ func unknownRefusal(name string) string {
 		// the admin listener's keys are all defined (httpServiceDefs).
 		return "not a setting of the admin listener (docs/CONFIGURATION.md lists them)"
 	}
+	if _, ok := strings.CutPrefix(name, "schema.registry."); ok {
+		// The embedded registry's keys are all defined
+		// (schemaRegistryDefs, with httpServiceDefs' ssl.* and
+		// authentication.*).
+		return "not a setting of the embedded schema registry (docs/CONFIGURATION.md lists them)"
+	}
 	base := name
 	if rest, ok := strings.CutPrefix(name, "listener.name."); ok {
 		if _, after, ok := strings.Cut(rest, "."); ok {
