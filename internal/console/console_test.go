@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -461,4 +463,40 @@ func keyOf(m map[string]string) string {
 		return k
 	}
 	return ""
+}
+
+func TestNodeConsoleWithBasicAuthentication(t *testing.T) {
+	users := filepath.Join(t.TempDir(), "users.properties")
+	if err := os.WriteFile(users, []byte("alice: secret,operator\nbob: pass,viewer\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := startNode(t, map[string]string{
+		"console.listeners":                 "http://127.0.0.1:0",
+		"console.authentication.method":     "BASIC",
+		"console.authentication.users.file": users,
+		"console.authentication.roles":      "operator",
+	})
+	url := "http://" + n.ConsoleAddrs()[0] + "/topics"
+	for _, c := range []struct {
+		user, password string
+		want           int
+	}{
+		{"", "", http.StatusUnauthorized},
+		{"alice", "wrong", http.StatusUnauthorized},
+		{"bob", "pass", http.StatusForbidden}, // not in console.authentication.roles
+		{"alice", "secret", http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if c.user != "" {
+			req.SetBasicAuth(c.user, c.password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%q: %d, want %d", c.user, resp.StatusCode, c.want)
+		}
+	}
 }
