@@ -9,7 +9,7 @@ UNIT     := ./internal/... ./cmd/... ./connect/... ./streams/... ./examples/...
 FUZZTIME ?= 100000x
 STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: all build test deps lint unit fuzz compat cluster connect mirror streams bench bench-smoke clean
+.PHONY: all build test deps lint unit fuzz compat cluster connect mirror streams console bench bench-smoke clean
 
 all: build
 
@@ -18,7 +18,7 @@ build:
 
 ## test: everything CI checks — formatting, vet, unit tests with the race
 ## detector, short fuzz runs, and the real-client compatibility suites.
-test: deps lint unit fuzz compat cluster connect mirror streams bench-smoke
+test: deps lint unit fuzz compat cluster connect mirror streams console bench-smoke
 
 ## deps: Debian packages of the real clients the suites drive.
 deps:
@@ -61,6 +61,12 @@ mirror:
 ## streams: the streams examples as processes against a Vltava broker.
 streams:
 	$(GO) test -count=1 -timeout 10m ./test/streams
+
+## console: the web console in headless Chromium (Debian's chromium)
+## against a Vltava broker; screenshots of every page go to
+## $VLTAVA_ARTIFACTS/console (a temporary directory when unset).
+console:
+	$(GO) test -count=1 -timeout 10m ./test/console
 
 ## bench: the side-by-side benchmark (Vltava vs franz-go's kfake) and the
 ## machine's limits, as a markdown report (see docs/PERFORMANCE.md).

@@ -16,6 +16,8 @@
 #   python3-requests, python3-jsonschema
 #                            confluent-kafka's SchemaRegistryClient and JSON
 #                            Schema serializers, against the schema registry
+#   chromium                 headless Chromium, driven by test/console (chromedp)
+#                            to check the web console's pages in a browser
 #   staticcheck              the lint step (Go module proxy)
 #   versitygw                an S3-compatible server the tiered-storage tests
 #                            start on loopback (Go module proxy, pinned)
@@ -26,7 +28,7 @@ set -euo pipefail
 packages=(python3 python3-kafka python3-confluent-kafka kcat iproute2 openssl
 	krb5-kdc krb5-admin-server krb5-user libsasl2-modules-gssapi-mit python3-gssapi
 	prometheus postgresql mariadb-server
-	python3-requests python3-jsonschema)
+	python3-requests python3-jsonschema chromium)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -70,4 +72,5 @@ print("  kafka-python", kafka.__version__)
 print("  confluent-kafka", confluent_kafka.version()[0], "librdkafka", confluent_kafka.libversion()[0])
 PY
 kcat -V 2>&1 | sed -n 's/^Version /  kcat /p'
+echo "  $(chromium --version 2>/dev/null)"
 echo "  $("$gobin/staticcheck" -version)"

@@ -94,7 +94,7 @@ func run() error {
 	var out bytes.Buffer
 	srv := exec.Command(bin, "server", "--override", "listeners=PLAINTEXT://"+kafkaAddr,
 		"--override", "log.dirs="+filepath.Join(dir, "data"), "--override", "admin.listeners=",
-		"--override", "rest.listeners=http://"+restAddr, "--override", "schema.registry.listeners=", "--log-level", "warn")
+		"--override", "rest.listeners=http://"+restAddr, "--override", "schema.registry.listeners=", "--override", "console.listeners=", "--log-level", "warn")
 	srv.Stdout, srv.Stderr = &out, &out
 	if err := srv.Start(); err != nil {
 		return err

@@ -302,7 +302,7 @@ func startBroker(e env, impl, dir string, port int, extra ...string) (*broker, t
 // addr is where it serves clients.
 func startBrokerArgs(e env, dir, addr string, overrides []string) (*broker, time.Duration, error) {
 	// No admin listener unless the overrides (which come after) set one.
-	args := []string{"server", "--override", "log.dirs=" + dir, "--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--log-level", "warn"}
+	args := []string{"server", "--override", "log.dirs=" + dir, "--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners=", "--log-level", "warn"}
 	for _, x := range overrides {
 		args = append(args, "--override", x)
 	}

@@ -91,7 +91,7 @@ func run() error {
 		return net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
 	}
 	plainAddr, sslAddr, saslAddr := next(), next(), next()
-	srv := exec.Command(bin, "server", "--override", "rest.listeners=", "--override", "schema.registry.listeners=",
+	srv := exec.Command(bin, "server", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners=",
 		"--override", "listeners=PLAINTEXT://"+plainAddr+",SSL://"+sslAddr+",SASL_SSL://"+saslAddr,
 		"--override", "inter.broker.listener.name=PLAINTEXT",
 		"--override", "log.dirs="+filepath.Join(dir, "data"),

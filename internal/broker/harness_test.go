@@ -42,6 +42,7 @@ func startNode(t *testing.T, props map[string]string) *testNode {
 		"admin.listeners":           "", // several nodes per process: no admin port each
 		"rest.listeners":            "",
 		"schema.registry.listeners": "",
+		"console.listeners":         "",
 	}
 	for k, v := range props {
 		all[k] = v

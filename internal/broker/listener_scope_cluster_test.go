@@ -61,6 +61,7 @@ func TestReplicationUsesTheInterBrokerListener(t *testing.T) {
 			"admin.listeners":                       "",
 			"rest.listeners":                        "",
 			"schema.registry.listeners":             "",
+			"console.listeners":                     "",
 			"auto.create.topics.enable":             "false",
 		})
 		if err != nil {

@@ -32,6 +32,7 @@ func startTwoListenerNode(t *testing.T) (client, replication *testNode) {
 		"admin.listeners":                "",
 		"rest.listeners":                 "",
 		"schema.registry.listeners":      "",
+		"console.listeners":              "",
 	})
 	if err != nil {
 		t.Fatalf("config: %v", err)

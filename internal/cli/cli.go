@@ -63,6 +63,7 @@ func Commands() []*cobra.Command {
 		newDelegationTokensCommand(),
 		newTransactionsCommand(),
 		newVerifyCommand(),
+		newConsoleCommand(),
 	}
 	for _, c := range cmds {
 		addGlobalFlags(c)

@@ -233,6 +233,10 @@ type Broker struct {
 	SchemaRegistryGroupID            string         `config:"schema.registry.group.id"`
 	SchemaRegistryURL                string         `config:"confluent.schema.registry.url"`
 
+	// Web console (console.go).
+	ConsoleListeners []HTTPListener `config:"console.listeners"`
+	ConsoleReadOnly  bool           `config:"console.read.only"`
+
 	// Raw holds every key explicitly set (file, then overrides), exactly as
 	// given; it is the STATIC_BROKER_CONFIG layer for DescribeConfigs.
 	Raw map[string]string
@@ -544,6 +548,7 @@ func (b *Broker) fill() error {
 		return err
 	}
 	b.fillRest(str)
+	b.fillConsole(str)
 	if err := b.fillConnect(str); err != nil {
 		return err
 	}

@@ -370,6 +370,7 @@ func init() {
 	brokerDefList = append(brokerDefList, restDefs...)
 	brokerDefList = append(brokerDefList, connectDefs...)
 	brokerDefList = append(brokerDefList, schemaRegistryDefs...)
+	brokerDefList = append(brokerDefList, consoleDefs...)
 	for i := range brokerDefList {
 		d := &brokerDefList[i]
 		if _, dup := brokerDefs[d.Name]; dup {

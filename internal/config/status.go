@@ -234,6 +234,10 @@ func unknownRefusal(name string) string {
 		// authentication.*).
 		return "not a setting of the embedded schema registry (docs/CONFIGURATION.md lists them)"
 	}
+	if _, ok := strings.CutPrefix(name, "console."); ok {
+		// The same for the web console's keys.
+		return "not a setting of the web console (docs/CONFIGURATION.md lists them)"
+	}
 	base := name
 	if rest, ok := strings.CutPrefix(name, "listener.name."); ok {
 		if _, after, ok := strings.Cut(rest, "."); ok {

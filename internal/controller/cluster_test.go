@@ -87,6 +87,7 @@ func startCluster(t *testing.T, n int, extra map[string]string) *cluster {
 			"admin.listeners":                       "", // no admin port per node
 			"rest.listeners":                        "",
 			"schema.registry.listeners":             "",
+			"console.listeners":                     "",
 		}
 		for k, v := range extra {
 			props[k] = v

@@ -65,6 +65,7 @@ func startDedicated(t *testing.T, nc, nb int) *dedicatedCluster {
 		"admin.listeners":                       "", // no admin port per node
 		"rest.listeners":                        "",
 		"schema.registry.listeners":             "",
+		"console.listeners":                     "",
 	}
 	for i := range nc + nb {
 		id := int32(i + 1)

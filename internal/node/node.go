@@ -38,6 +38,7 @@ import (
 	"github.com/vltava/vltava/internal/broker"
 	"github.com/vltava/vltava/internal/config"
 	"github.com/vltava/vltava/internal/connect/runner"
+	"github.com/vltava/vltava/internal/console"
 	"github.com/vltava/vltava/internal/controller"
 	"github.com/vltava/vltava/internal/controller/rules"
 	"github.com/vltava/vltava/internal/group"
@@ -107,6 +108,9 @@ type Node struct {
 	// registry is the embedded schema registry (schema_registry.go); nil
 	// without schema.registry.listeners.
 	registry *registry.Server
+	// console is the web console (console.go); nil without
+	// console.listeners.
+	console *console.Console
 }
 
 // singleVoterAddr is the quorum address of a node without
@@ -439,6 +443,9 @@ func Start(cfg *config.Broker, log *slog.Logger) (_ *Node, err error) {
 		n.tiered.start(cfg, b, n.partitions, n.meta.Image, n.ownListener(), ibSec)
 	}
 	if err := n.openSchemaRegistry(); err != nil {
+		return nil, err
+	}
+	if err := n.startConsole(); err != nil {
 		return nil, err
 	}
 	log.Info("vltava node started", "node.id", cfg.NodeID, "cluster.id", n.ClusterID(),
@@ -793,6 +800,7 @@ func (n *Node) Close() error {
 func (n *Node) closeAll(controlled bool) error {
 	var errs []error
 	n.closeConnect() // a client of this node: first, while the broker serves it
+	errs = append(errs, n.closeConsole())
 	if n.lifecycle != nil {
 		if controlled {
 			ctx, cancel := context.WithTimeout(context.Background(), controlledShutdownTimeout)

@@ -50,18 +50,22 @@ func (m *Manager) AbortedTransactions(ctx context.Context, p *partition.Partitio
 // local log (the local log answers the rest).
 func (m *Manager) OffsetForTimestamp(ctx context.Context, p *partition.Partition, ts int64) (offset, timestamp int64, epoch int32, ok bool, err error) {
 	localStart := p.Log().LogStartOffset()
+	// Records below the log start (DeleteRecords moved it into the remote
+	// tier) are gone to clients even while their segment is kept for the
+	// records above it.
+	floor := p.Log().EarliestOffset()
 	for _, md := range m.Meta.Segments(p.TopicID, p.Index, CopyFinished) {
 		if md.StartOffset >= localStart {
 			break
 		}
-		if md.MaxTimestamp < ts {
+		if md.MaxTimestamp < ts || md.EndOffset < floor {
 			continue
 		}
 		start, err := m.timeIndexOffset(ctx, md, ts)
 		if err != nil {
 			return 0, 0, 0, false, err
 		}
-		for off := start; off <= md.EndOffset; {
+		for off := max(start, floor); off <= md.EndOffset; {
 			data, err := m.read(ctx, md, off, 1<<20, true)
 			if err != nil {
 				return 0, 0, 0, false, err
@@ -81,10 +85,10 @@ func (m *Manager) OffsetForTimestamp(ctx context.Context, p *partition.Partition
 				batch := data[:size]
 				data = data[size:]
 				off = h.LastOffset() + 1
-				if h.MaxTimestamp < ts || h.LastOffset() < md.StartOffset {
+				if h.MaxTimestamp < ts || h.LastOffset() < max(md.StartOffset, floor) {
 					continue
 				}
-				if o, t, ok := recordAtOrAfter(batch, h, ts); ok {
+				if o, t, ok := recordAtOrAfter(batch, h, ts, floor); ok {
 					return o, t, max(h.PartitionLeaderEpoch, -1), true, nil
 				}
 			}
@@ -93,12 +97,17 @@ func (m *Manager) OffsetForTimestamp(ctx context.Context, p *partition.Partition
 	return -1, -1, -1, false, nil
 }
 
-func recordAtOrAfter(batch []byte, h record.Header, ts int64) (int64, int64, bool) {
+// recordAtOrAfter is the first record of batch at or after offset floor
+// whose timestamp is at least ts.
+func recordAtOrAfter(batch []byte, h record.Header, ts, floor int64) (int64, int64, bool) {
 	_, recs, err := record.DecodeRecords(batch)
 	if err != nil {
-		return h.BaseOffset, h.MaxTimestamp, true // as the local lookup: the batch's start
+		return max(h.BaseOffset, floor), h.MaxTimestamp, true // as the local lookup: the batch's start
 	}
 	for i := range recs {
+		if h.BaseOffset+int64(recs[i].OffsetDelta) < floor {
+			continue
+		}
 		t := h.FirstTimestamp + recs[i].TimestampDelta
 		if h.TimestampType() == record.LogAppendTime {
 			t = h.MaxTimestamp

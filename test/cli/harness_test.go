@@ -116,7 +116,7 @@ func (b *broker) start(t testing.TB, bin string, args ...string) {
 	t.Helper()
 	if len(args) > 0 && args[0] == "server" {
 		// Several brokers run at once: none binds the REST Proxy's 8082.
-		args = append([]string{"server", "--override", "rest.listeners=", "--override", "schema.registry.listeners="}, args[1:]...)
+		args = append([]string{"server", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners="}, args[1:]...)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &lockedWriter{b: &b.output}, &lockedWriter{b: &b.output}

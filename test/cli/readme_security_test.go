@@ -56,7 +56,7 @@ func TestReadmeSecurityCommands(t *testing.T) {
 		"go run ./cmd/vltava", mustBinary(t, vltavaBinary),
 		"localhost:9093", "localhost:"+port(),
 		"localhost:9094", "localhost:"+port(),
-		"log.dirs=./data-secure\n", "log.dirs=./data-secure\nadmin.listeners=\nrest.listeners=\nschema.registry.listeners=\n",
+		"log.dirs=./data-secure\n", "log.dirs=./data-secure\nadmin.listeners=\nrest.listeners=\nschema.registry.listeners=\nconsole.listeners=\n",
 	).Replace(block)
 	// The block leaves the broker running in the background, as a reader
 	// would; the test stops it when the block ends.

@@ -237,7 +237,7 @@ func TestDynamicQuorumRefusesUnformattedNode(t *testing.T) {
 	topo := newLoopbackTopology(t, 2)
 	dir := t.TempDir()
 	args := []string{"server",
-		"--override", "rest.listeners=", "--override", "schema.registry.listeners=",
+		"--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners=",
 		"--override", "node.id=2",
 		"--override", "process.roles=broker,controller",
 		"--override", "listeners=PLAINTEXT://" + topo.brokerAddr(2) + ",CONTROLLER://" + topo.controllerAddr(2),

@@ -471,6 +471,7 @@ func (c *Cluster) config(n *Node) [][2]string {
 		{"admin.listeners", "http://" + n.admin},
 		{"rest.listeners", ""},
 		{"schema.registry.listeners", ""},
+		{"console.listeners", ""},
 	}
 	kv = append(kv, baseOverrides...)
 	return append(kv, c.opts.overrides...)

@@ -309,7 +309,7 @@ func (b *Broker) args() []string {
 		// No admin port per broker unless a test asks for one
 		// (startBrokerWithAdmin): a taken one would stop start-up.
 		"--override", "admin.listeners=",
-		"--override", "rest.listeners=", "--override", "schema.registry.listeners=", // no REST Proxy unless a test asks (WithOverride)
+		"--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners=", // no REST Proxy unless a test asks (WithOverride)
 	}
 	for _, kv := range b.opts.overrides {
 		args = append(args, "--override", kv[0]+"="+kv[1])

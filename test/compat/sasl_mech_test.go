@@ -51,7 +51,7 @@ func startSASLBroker(t *testing.T, mechanism string, listenerMech, broker map[st
 		"--override", "log.dirs=" + t.TempDir(),
 		"--override", "admin.listeners=",
 		"--override", "sasl.enabled.mechanisms=" + mechanism,
-		"--override", "rest.listeners=", "--override", "schema.registry.listeners=",
+		"--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners=",
 	}
 	prefix := "listener.name.sasl_plaintext." + strings.ToLower(mechanism) + "."
 	for k, v := range listenerMech {

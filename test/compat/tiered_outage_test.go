@@ -404,6 +404,15 @@ func TestTieredStorageDeleteRecordsAndTopicDeletion(t *testing.T) {
 			t.Fatalf("%s: earliest offset %d (%v), want %d", stage, e, err, cut)
 		}
 		readRange(t, b, topic, cut, n)
+		// A time before every record finds the first one kept, not one
+		// of the deleted records its remote segment still holds.
+		offs, err := adm.ListOffsetsAfterMilli(ctx, 1, topic)
+		if err == nil {
+			err = offs.Error()
+		}
+		if o, _ := offs.Lookup(topic, 0); err != nil || o.Offset != cut {
+			t.Fatalf("%s: ListOffsets for a time before every record = %d (%v), want %d", stage, o.Offset, err, cut)
+		}
 	}
 	checkStart("after DeleteRecords")
 	// The remote segments wholly below the new start go: of those that

@@ -151,7 +151,7 @@ func startBroker(t testing.TB, overrides ...string) *broker {
 	t.Helper()
 	addr := freeport.Addr(t)
 	args := []string{"server", "--override", "listeners=PLAINTEXT://" + addr, "--override", "log.dirs=" + t.TempDir(),
-		"--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners="}
+		"--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners="}
 	for _, o := range overrides {
 		args = append(args, "--override", o)
 	}

@@ -116,7 +116,7 @@ func TestReadmeCSVToMySQL(t *testing.T) {
 	r := strings.NewReplacer(
 		goRun, bin,
 		enable, enable+" --override listeners=PLAINTEXT://"+freeport.Addr(t)+" --override connect.listeners="+connectURL+
-			" --override admin.listeners= --override rest.listeners= --override schema.registry.listeners=",
+			" --override admin.listeners= --override rest.listeners= --override schema.registry.listeners= --override console.listeners=",
 		"-P "+dbPort, "-P "+mysqlPort,
 	)
 	env := append(os.Environ(), "VLTAVA_CONNECT_URL="+connectURL)
@@ -245,7 +245,7 @@ func TestEmbeddedWorkerRefusesUnknownKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "server", "--override", "listeners=PLAINTEXT://"+freeport.Addr(t),
-		"--override", "log.dirs="+t.TempDir(), "--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=",
+		"--override", "log.dirs="+t.TempDir(), "--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners=",
 		"--override", "connect.enable=true", "--override", fmt.Sprintf("connect.listeners=http://127.0.0.1:%d", freeport.Port(t)),
 		"--override", "connect.no.such.key=1").CombinedOutput()
 	if err == nil {

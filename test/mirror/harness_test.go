@@ -142,7 +142,7 @@ func startCluster(t testing.TB, name string) *cluster {
 func startClusterAt(t testing.TB, name, addr string) *cluster {
 	t.Helper()
 	args := []string{"server", "--override", "listeners=PLAINTEXT://" + addr, "--override", "log.dirs=" + t.TempDir(),
-		"--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners="}
+		"--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners="}
 	c := &cluster{proc: startProc(t, "cluster "+name, args...), addr: addr}
 	cl := c.client(t)
 	poll.Until(t, startTimeout, "cluster "+name+" to answer", func() error {

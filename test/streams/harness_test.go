@@ -118,7 +118,7 @@ func startBroker(t *testing.T) string {
 	start(t, "broker", bin, "server",
 		"--override", "listeners=PLAINTEXT://"+addr,
 		"--override", "log.dirs="+t.TempDir(),
-		"--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=")
+		"--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners=")
 	poll.Until(t, 60*time.Second, "broker answering", func() error {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 		if err != nil {
@@ -172,7 +172,7 @@ func startCluster(t *testing.T, n int) *cluster {
 			"--override", "controller.quorum.voters=" + strings.Join(voters, ","),
 			"--override", "log.dirs=" + nd.dir,
 			"--override", "admin.listeners=",
-			"--override", "rest.listeners=",
+			"--override", "rest.listeners=", "--override", "console.listeners=",
 			// Failures detected in seconds, as the cluster suite does.
 			"--override", "broker.session.timeout.ms=3000",
 			"--override", "broker.heartbeat.interval.ms=500",

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/vltava/vltava/internal/tiered"
 )
@@ -45,9 +46,28 @@ type Store struct {
 	// CRC32C: a consumer reading on fetches a 4 MiB chunk in several
 	// fetches of up to max.partition.fetch.bytes each.
 	recent recentChunks
+	// flight makes one download of a chunk wanted by a fetch and the
+	// prefetch at once; prefetches feeds the goroutine that reads the
+	// chunk after the one a fetch ended in, so a consumer reading on finds
+	// it ready. Close stops that goroutine.
+	flight     singleflight.Group
+	prefetches chan prefetch
+	stop       context.CancelFunc
+	stopped    chan struct{}
 
 	mu        sync.Mutex
 	manifests map[[16]byte]*manifest // by segment id; small, bounded below
+}
+
+// prefetchChunks is how many chunks past the end of a fetch are read
+// ahead. Two measured no better than one on a loaded 2-core machine.
+const prefetchChunks = 1
+
+// prefetch is a chunk to read ahead.
+type prefetch struct {
+	md tiered.SegmentMetadata
+	m  *manifest
+	i  int
 }
 
 // recentChunks is a small most-recently-used list of verified chunks.
@@ -145,16 +165,38 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
 	s := &Store{
-		cfg:       cfg,
-		client:    client,
-		manifests: map[[16]byte]*manifest{},
+		cfg:        cfg,
+		client:     client,
+		manifests:  map[[16]byte]*manifest{},
+		prefetches: make(chan prefetch, 16),
+		stopped:    make(chan struct{}),
 	}
 	if cfg.CacheSize > 0 && cfg.CacheDir != "" {
 		if s.cache, err = newChunkCache(cfg.CacheDir, cfg.CacheSize); err != nil {
 			return nil, err
 		}
 	}
+	pctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	go s.prefetchLoop(pctx)
 	return s, nil
+}
+
+// prefetchLoop reads ahead the chunks fetches ask for, one at a time, until
+// Close. A failed read ahead is forgotten: the fetch that wants the chunk
+// reads it itself and reports the error.
+func (s *Store) prefetchLoop(ctx context.Context) {
+	defer close(s.stopped)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-s.prefetches:
+			if _, ok := s.recent.get(p.md.ID, p.i); !ok {
+				_, _ = s.chunk(ctx, p.md, p.m, p.i)
+			}
+		}
+	}
 }
 
 // Check verifies that the bucket is reachable with the credentials.
@@ -351,6 +393,16 @@ func (s *Store) chunk(ctx context.Context, md tiered.SegmentMetadata, m *manifes
 	if b, ok := s.recent.get(md.ID, i); ok {
 		return b, nil
 	}
+	v, err, _ := s.flight.Do(fmt.Sprintf("%x/%d", md.ID, i), func() (any, error) { return s.loadChunk(ctx, md, m, i) })
+	if err != nil {
+		return nil, err
+	}
+	return v.([]byte), nil
+}
+
+// loadChunk reads chunk i from the chunk cache or the store, checked
+// against its CRC32C (a bad copy is fetched once more, then refused).
+func (s *Store) loadChunk(ctx context.Context, md tiered.SegmentMetadata, m *manifest, i int) ([]byte, error) {
 	if s.cache != nil {
 		if b, ok := s.cache.get(md.ID, i); ok && crc32.Checksum(b, castagnoli) == m.LogChunks[i] {
 			s.recent.put(md.ID, i, b)
@@ -405,6 +457,13 @@ func (s *Store) FetchSegment(ctx context.Context, md tiered.SegmentMetadata, sta
 			hi = end - base + 1
 		}
 		out = append(out, b[lo:hi]...)
+	}
+	// Read the next chunks ahead, unless the queue is full.
+	for next := int(end/cs) + 1; next <= int(end/cs)+prefetchChunks && int64(next)*cs < m.LogSize; next++ {
+		select {
+		case s.prefetches <- prefetch{md: md, m: m, i: next}:
+		default:
+		}
 	}
 	return io.NopCloser(bytes.NewReader(out)), nil
 }
@@ -481,7 +540,11 @@ func (s *Store) DeleteKey(ctx context.Context, key string) error {
 }
 
 // Close implements tiered.RemoteStorage.
-func (s *Store) Close() error { return nil }
+func (s *Store) Close() error {
+	s.stop()
+	<-s.stopped
+	return nil
+}
 
 // chunkSummer passes a reader through, computing the CRC32C of every
 // size-byte chunk.
