@@ -253,7 +253,12 @@ func TestCreateAndDeleteTopicFromTheForm(t *testing.T) {
 	_, body = s.post("/topics", url.Values{"name": {"bad-partitions"}, "partitions": {"zero"}})
 	mustContain(t, body, "Partitions is a whole number")
 
-	resp, _ = s.post("/topics/made-here/delete", nil)
+	resp, body = s.post("/topics/made-here/delete", url.Values{"confirm": {"made-her"}})
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("delete with a wrong confirmation: %d, want 400", resp.StatusCode)
+	}
+	mustContain(t, body, "Type the topic")
+	resp, _ = s.post("/topics/made-here/delete", url.Values{"confirm": {"made-here"}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("delete: %d", resp.StatusCode)
 	}
@@ -284,7 +289,7 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 		t.Errorf("read-only create: %d, want 403", resp.StatusCode)
 	}
 	mustContain(t, body, "console.read.only=true")
-	resp, _ = s.post("/topics/kept/delete", nil)
+	resp, _ = s.post("/topics/kept/delete", url.Values{"confirm": {"kept"}})
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("read-only delete: %d, want 403", resp.StatusCode)
 	}
