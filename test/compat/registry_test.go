@@ -396,3 +396,46 @@ func TestRegistryHTTPSAndBasicAuth(t *testing.T) {
 		t.Errorf("schema %d: %+v, %v", s.ID, got, err)
 	}
 }
+
+// TestRegistryRestProxyBasicAuth: a REST Proxy given a registry with HTTP
+// Basic through the credentials in rest.schema.registry.url's user info
+// encodes AVRO records with it.
+func TestRegistryRestProxyBasicAuth(t *testing.T) {
+	t.Parallel()
+	skipOnKfake(t, "kfake serves no schema registry")
+	users := filepath.Join(t.TempDir(), "registry.password")
+	if err := os.WriteFile(users, []byte("app: app-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeport.Addr(t)
+	rb := startRestBroker(t,
+		WithOverride("schema.registry.listeners", "http://"+addr),
+		WithOverride("schema.registry.authentication.method", "BASIC"),
+		WithOverride("schema.registry.authentication.users.file", users),
+		WithOverride("rest.schema.registry.url", "http://app:app-secret@"+addr))
+	srCl, err := sr.NewClient(sr.URLs("http://"+addr), sr.BasicAuth("app", "app-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t, 60*time.Second)
+	var id int
+	poll.Until(t, 60*time.Second, "the schema registry to take a schema", func() error {
+		s, err := srCl.CreateSchema(ctx, "basic-value", sr.Schema{Schema: `{"type":"record","name":"B","fields":[{"name":"n","type":"long"}]}`, Type: sr.TypeAvro})
+		id = s.ID
+		return err
+	})
+	topic := uniqueTopic(t)
+	createTopic(t, newAdmin(t, rb.Broker), topic, 1, nil)
+	var report struct {
+		ErrorCode int `json:"error_code"`
+		Value     struct {
+			SchemaID int `json:"schema_id"`
+		} `json:"value"`
+	}
+	rb.mustJSON(t, http.MethodPost, rb.v3("/topics/"+topic+"/records"), jsonCT, map[string]any{
+		"value": map[string]any{"type": "AVRO", "schema_id": id, "data": map[string]any{"n": 5}},
+	}, http.StatusOK, &report)
+	if report.ErrorCode != 200 || report.Value.SchemaID != id {
+		t.Fatalf("v3 produce through a registry with HTTP Basic: %+v", report)
+	}
+}
