@@ -45,6 +45,7 @@ var (
 )
 
 func main() {
+	servePlainHTTP() // registry.go: the floor server, when run as one
 	flag.Parse()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -41,17 +44,23 @@ func registrySection(e env, nruns int, w func(string, ...any)) int {
 			lookups = 500
 		}
 		w("\n## Schema registry (%d lookup run(s))\n\n", nruns)
+		w("Each run times the registry, then a plain net/http server in a process of its own answering the same bytes for the same paths (the floor of an HTTP lookup on this machine).\n\n")
 		w("| measurement | lookups | p50 µs | p99 µs | p99.9 µs | max µs | lookups/s |\n|---|---|---|---|---|---|---|\n")
 		for i := 0; i < nruns; i++ {
-			r, err := measureRegistryLookups(e, 100, lookups)
+			r, floor, err := measureRegistryLookups(e, 100, lookups)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bench: %s run %d: FAILED: %v\n", registryLookupName, i+1, err)
 				failed++
 				w("| %s | failed (%v) | | | | | |\n", registryLookupName, err)
 				continue
 			}
-			w("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f |\n", registryLookupName, lookups,
-				r.quantile(0.50), r.quantile(0.99), r.quantile(0.999), r.quantile(1), r.perSec)
+			for _, x := range []struct {
+				name string
+				r    lookupResult
+			}{{registryLookupName, r}, {"plain net/http, the same answers", floor}} {
+				w("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f |\n", x.name, lookups,
+					x.r.quantile(0.50), x.r.quantile(0.99), x.r.quantile(0.999), x.r.quantile(1), x.r.perSec)
+			}
 		}
 	}
 	if *only == "" || strings.Contains(registryValidationName, *only) {
@@ -174,11 +183,10 @@ func (r lookupResult) quantile(q float64) float64 {
 // measureRegistryLookups registers schemas Avro schemas and times n
 // lookups by id, round-robin over them, from one keep-alive client (after
 // a pass over every id to warm up).
-func measureRegistryLookups(e env, schemas, n int) (lookupResult, error) {
-	var r lookupResult
+func measureRegistryLookups(e env, schemas, n int) (reg, floor lookupResult, err error) {
 	_, url, cleanup, err := registryNode(e, "registry-lookups")
 	if err != nil {
-		return r, err
+		return reg, floor, err
 	}
 	defer cleanup()
 	cl := &http.Client{Timeout: 10 * time.Second}
@@ -187,39 +195,116 @@ func measureRegistryLookups(e env, schemas, n int) (lookupResult, error) {
 		id, err := registerAvro(cl, url, fmt.Sprintf("bench-%d-value", i),
 			fmt.Sprintf(`{"type":"record","name":"R%d","fields":[{"name":"f","type":"long"}]}`, i))
 		if err != nil {
-			return r, err
+			return reg, floor, err
 		}
 		ids = append(ids, id)
 	}
-	get := func(id int) error {
-		resp, err := cl.Get(fmt.Sprintf("%s/schemas/ids/%d", url, id))
+	// The registry's answers, kept for the plain server.
+	answers := map[string][]byte{}
+	get := func(base string, id int) error {
+		path := fmt.Sprintf("/schemas/ids/%d", id)
+		resp, err := cl.Get(base + path)
 		if err != nil {
 			return err
 		}
-		_, err = io.Copy(io.Discard, resp.Body)
+		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET /schemas/ids/%d: %s", id, resp.Status)
+			return fmt.Errorf("GET %s: %s", path, resp.Status)
+		}
+		if base == url {
+			answers[path] = body
 		}
 		return err
 	}
 	for _, id := range ids {
-		if err := get(id); err != nil {
-			return r, err
+		if err := get(url, id); err != nil {
+			return reg, floor, err
 		}
 	}
-	r.us = make([]float64, 0, n)
-	start := time.Now()
-	for i := range n {
-		t0 := time.Now()
-		if err := get(ids[i%len(ids)]); err != nil {
-			return r, err
-		}
-		r.us = append(r.us, float64(time.Since(t0).Nanoseconds())/1e3)
+	// The plain server is another process, as the registry is: this
+	// program again, told by the environment to serve the answers.
+	file := filepath.Join(e.base, "registry-answers.json")
+	raw, _ := json.Marshal(answers)
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		return reg, floor, err
 	}
-	r.perSec = float64(n) / time.Since(start).Seconds()
-	slices.Sort(r.us)
-	return r, nil
+	plainAddr := fmt.Sprintf("127.0.0.1:%d", freePort())
+	self, err := os.Executable()
+	if err != nil {
+		return reg, floor, err
+	}
+	plain := exec.Command(self)
+	plain.Env = append(os.Environ(), plainHTTPEnv+"="+plainAddr+","+file)
+	plain.Stderr = os.Stderr
+	if err := plain.Start(); err != nil {
+		return reg, floor, err
+	}
+	defer func() { plain.Process.Kill(); plain.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if c, err := net.DialTimeout("tcp", plainAddr, time.Second); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return reg, floor, fmt.Errorf("the plain HTTP server did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	run := func(base string) (lookupResult, error) {
+		r := lookupResult{us: make([]float64, 0, n)}
+		start := time.Now()
+		for i := range n {
+			t0 := time.Now()
+			if err := get(base, ids[i%len(ids)]); err != nil {
+				return r, err
+			}
+			r.us = append(r.us, float64(time.Since(t0).Nanoseconds())/1e3)
+		}
+		r.perSec = float64(n) / time.Since(start).Seconds()
+		slices.Sort(r.us)
+		return r, nil
+	}
+	if reg, err = run(url); err != nil {
+		return reg, floor, err
+	}
+	floor, err = run("http://" + plainAddr)
+	return reg, floor, err
+}
+
+// plainHTTPEnv, set to "addr,file", makes this program a plain net/http
+// server of the JSON map path → body in file: the floor the registry's
+// lookups are measured against.
+const plainHTTPEnv = "VLTAVA_BENCH_PLAIN_HTTP"
+
+// servePlainHTTP runs that server when the environment asks for it, and
+// never returns then.
+func servePlainHTTP() {
+	spec := os.Getenv(plainHTTPEnv)
+	if spec == "" {
+		return
+	}
+	addr, file, _ := strings.Cut(spec, ",")
+	raw, err := os.ReadFile(file)
+	var answers map[string][]byte
+	if err == nil {
+		err = json.Unmarshal(raw, &answers)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: plain HTTP server:", err)
+		os.Exit(1)
+	}
+	err = http.ListenAndServe(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := answers[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		w.Write(body)
+	}))
+	fmt.Fprintln(os.Stderr, "bench: plain HTTP server:", err)
+	os.Exit(1)
 }
 
 // measureValidatedProduce is one produce run of 1 KiB values in the

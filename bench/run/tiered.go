@@ -135,7 +135,8 @@ func stopTieredS3(srv *s3server.Server) {
 func startTieringNode(e env, srv *s3server.Server, dir string, port int, extra ...string) (*broker, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	args := []string{"server", "--override", "log.dirs=" + filepath.Join(dir, "log"), "--override", "admin.listeners=",
-		"--override", "rest.listeners=", "--log-level", "warn"}
+		"--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners=",
+		"--log-level", "warn"}
 	for _, x := range append([]string{
 		"listeners=PLAINTEXT://" + addr,
 		"remote.log.storage.system.enable=true",

@@ -387,7 +387,9 @@ const registryIntro = `
 ### Schema Registry: Confluent Schema Registry's API
 
 ` + "`schema.registry.listeners`" + ` (on a single node ` + "`http://127.0.0.1:8081`" + ` by
-default), content type ` + "`application/vnd.schemaregistry.v1+json`" + `. AVRO, JSON
+default; https and HTTP Basic with ` + "`schema.registry.ssl.*`" + ` and
+` + "`schema.registry.authentication.*`" + `), content type
+` + "`application/vnd.schemaregistry.v1+json`" + `. AVRO, JSON
 and PROTOBUF schemas with references; compatibility levels BACKWARD,
 BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE
 and NONE (` + "`/config`" + `); modes READWRITE, READONLY and IMPORT (` + "`/mode`" + `); soft

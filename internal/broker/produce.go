@@ -243,14 +243,9 @@ func (b *Broker) producePartition(img *metadata.Image, req *kmsg.ProduceRequest,
 			return nil, 0, err // nil data: no complete message, nothing to append
 		}
 	}
-	if cfg := p.Config(); needsSchemaValidation(cfg) {
-		if err := b.validateSchemas(topic, cfg, data); err != nil {
-			return nil, 0, err
-		}
-	}
 	info, dropped := dropAckedWrite(p) // test-only fault switch, fault_drop.go
 	if !dropped {
-		info, err = p.AppendTxn(data, req.Acks, req.Version, storage.TxnAppend{Guard: txn.guard})
+		info, err = p.AppendChecked(data, req.Acks, req.Version, storage.TxnAppend{Guard: txn.guard}, b.schemaCheck(topic, p.Config()))
 	}
 	if err != nil {
 		return nil, 0, err

@@ -8,7 +8,9 @@ package broker
 // under the topic's subject (TopicNameStrategy: <topic>-key,
 // <topic>-value). A batch with a record that is not is refused whole with
 // INVALID_RECORD and, from Produce v8, each such record's index and reason
-// (KIP-467). Null keys and values (tombstones) are not checked.
+// (KIP-467). Null keys and values (tombstones) are not checked. The check
+// runs in the batch's validation walk (record.ValidateOptions.CheckRecord),
+// every batch of the request's record set, with no lock held.
 //
 // Ids are looked up in the node's embedded registry (in memory) or, with
 // confluent.schema.registry.url, asked of that registry over HTTP once per
@@ -25,11 +27,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/vltava/vltava/internal/config"
-	"github.com/vltava/vltava/internal/record"
 )
 
 // SchemaRegistry answers whether a schema id is a live version of a
@@ -67,39 +67,44 @@ func (b *Broker) schemaRegistry() SchemaRegistry {
 	return nil
 }
 
-// needsSchemaValidation reports whether a topic checks keys or values.
-func needsSchemaValidation(cfg config.Topic) bool {
-	return cfg.KeySchemaValidation || cfg.ValueSchemaValidation
-}
-
-// validateSchemas checks a produced batch's records against the registry.
-func (b *Broker) validateSchemas(topic string, cfg config.Topic, batch []byte) error {
-	reg := b.schemaRegistry()
-	_, recs, err := record.DecodeRecords(batch)
-	if err != nil {
-		return err // malformed framing: ValidateProduce words it on append
-	}
-	var refused []record.RecordError
-	for i, r := range recs {
-		msg := ""
-		if cfg.KeySchemaValidation && r.Key != nil {
-			msg = checkSchemaID(reg, r.Key, topic+"-key", "key")
-		}
-		if msg == "" && cfg.ValueSchemaValidation && r.Value != nil {
-			msg = checkSchemaID(reg, r.Value, topic+"-value", "value")
-		}
-		if msg != "" {
-			refused = append(refused, record.RecordError{BatchIndex: int32(i), Message: msg})
-		}
-	}
-	if len(refused) == 0 {
+// schemaCheck is the per-record check of a topic's key and value schema
+// ids, run while the batch is validated (partition.AppendChecked: one
+// decompression and one walk serve both); nil when the topic checks
+// neither. Consecutive records with the same id under the same subject
+// are looked up once.
+func (b *Broker) schemaCheck(topic string, cfg config.Topic) func(key, value []byte) string {
+	if !cfg.KeySchemaValidation && !cfg.ValueSchemaValidation {
 		return nil
 	}
-	shown := refused[:min(len(refused), 3)]
-	return &record.RecordValidationError{Code: kerr.InvalidRecord,
-		Summary: fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: %v",
-			len(refused), shown),
-		Records: refused}
+	reg := b.schemaRegistry()
+	keySubject, valueSubject := topic+"-key", topic+"-value"
+	// The last id each check found registered (the walk is one goroutine).
+	type found struct {
+		id  int
+		set bool
+	}
+	var lastKey, lastValue found
+	check := func(data []byte, subject, what string, last *found) string {
+		if last.set && len(data) >= 5 && data[0] == 0 && int(int32(binary.BigEndian.Uint32(data[1:5]))) == last.id {
+			return ""
+		}
+		msg := checkSchemaID(reg, data, subject, what)
+		if msg == "" {
+			*last = found{id: int(int32(binary.BigEndian.Uint32(data[1:5]))), set: true}
+		}
+		return msg
+	}
+	return func(key, value []byte) string {
+		if cfg.KeySchemaValidation && key != nil {
+			if msg := check(key, keySubject, "key", &lastKey); msg != "" {
+				return msg
+			}
+		}
+		if cfg.ValueSchemaValidation && value != nil {
+			return check(value, valueSubject, "value", &lastValue)
+		}
+		return ""
+	}
 }
 
 // checkSchemaID says why data is not a registered schema's wire format

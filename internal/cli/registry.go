@@ -313,9 +313,10 @@ names: listeners, kafkastore.bootstrap.servers, kafkastore.topic,
 kafkastore.topic.replication.factor, kafkastore.timeout.ms,
 kafkastore.init.timeout.ms, schema.compatibility.level, request.max.bytes,
 schema.registry.group.id (the consumer group the nodes sharing a topic
-elect their leader in; the others forward writes to it) and the client
-security settings kafkastore.security.protocol, kafkastore.sasl.mechanism,
-kafkastore.sasl.jaas.config, kafkastore.ssl.*.
+elect their leader in; the others forward writes to it), the endpoints'
+ssl.* (https listeners) and authentication.* (NONE or BASIC against a
+users file), and the client security settings kafkastore.security.protocol,
+kafkastore.sasl.mechanism, kafkastore.sasl.jaas.config, kafkastore.ssl.*.
 A key it does not honour stops start-up, named.`,
 		Example: "  vltava registry serve --config registry.properties\n  vltava registry serve --override kafkastore.bootstrap.servers=localhost:9092",
 		Args:    cobra.NoArgs,

@@ -11,7 +11,7 @@ var restDefs = []Def{
 	def("rest.consumer.request.timeout.ms", Long, "1000", "The longest a v2 records GET waits for records when it gives no timeout (Confluent's consumer.request.timeout.ms).", atLeast(1), vltavaOnly()),
 	def("rest.consumer.request.max.bytes", Long, "67108864", "The default and upper bound of a v2 records GET's max_bytes (Confluent's consumer.request.max.bytes).", atLeast(1), vltavaOnly()),
 	def("rest.max.request.bytes", Long, "67108864", "The largest request body the REST Proxy reads, and the largest single record of a v3 streaming produce; larger ones are refused with 413 (error code 41301).", atLeast(1), vltavaOnly()),
-	def("rest.schema.registry.url", String, "http://127.0.0.1:8081", "The schema registry the REST Proxy looks AVRO, JSONSCHEMA and PROTOBUF schemas up in (Confluent's schema.registry.url). Not set while the node runs its own registry (schema.registry.listeners): that registry, at the address it is bound to. Empty: those formats are refused.", vltavaOnly()),
+	def("rest.schema.registry.url", String, "http://127.0.0.1:8081", "The schema registry the REST Proxy looks AVRO, JSONSCHEMA and PROTOBUF schemas up in (Confluent's schema.registry.url). Not set while the node runs its own registry (schema.registry.listeners): that registry, at the address it is bound to. A registry with HTTP Basic takes the credentials in the URL's user info (http://user:password@host:8081, Confluent's basic.auth.credentials.source=URL). Empty: those formats are refused.", vltavaOnly()),
 }
 
 // fillRest sets the REST Proxy fields from the parsed keys.

@@ -6,7 +6,7 @@ import "strings"
 // listener key is Vltava's; the rest are Confluent Schema Registry's names
 // under schema.registry.) and confluent.schema.registry.url, Confluent
 // Server's key for where broker-side schema validation looks ids up.
-var schemaRegistryDefs = []Def{
+var schemaRegistryDefs = append([]Def{
 	def("schema.registry.listeners", List, "", "Endpoints of the embedded schema registry (Confluent Schema Registry's REST API), as http://host:port entries. Empty: none. Vltava default on a single-node cluster: http://127.0.0.1:8081; if that endpoint is already in use the node starts without the registry and logs a warning, while an endpoint set explicitly that cannot be bound stops start-up.", custom("http://host:port,...", validateHTTPListeners), vltavaOnly()),
 	def("schema.registry.kafkastore.topic", String, "_schemas", "Compacted topic the embedded registry keeps its schemas, configs and modes in (Confluent's kafkastore.topic).", nonEmpty(), vltavaOnly()),
 	def("schema.registry.kafkastore.topic.replication.factor", Int, "3", "Replication factor the registry creates its topic with (Confluent's kafkastore.topic.replication.factor); a cluster with fewer brokers gets one replica per broker.", atLeast(1), vltavaOnly()),
@@ -14,7 +14,7 @@ var schemaRegistryDefs = []Def{
 	def("schema.registry.group.id", String, "schema-registry", "Consumer group the registry nodes sharing a kafkastore topic elect their leader in, which alone writes; the others forward writes to it (Confluent's schema.registry.group.id).", nonEmpty(), vltavaOnly()),
 	def("schema.registry.request.max.bytes", Int, "16777216", "Largest request body the registry reads; larger ones are answered 413.", atLeast(1), vltavaOnly()),
 	def("confluent.schema.registry.url", String, "", "URL of the schema registry broker-side schema validation (confluent.key.schema.validation, confluent.value.schema.validation) looks schema ids up in. Empty: the node's embedded registry (schema.registry.listeners)."),
-}
+}, httpServiceDefs("schema.registry.", "the schema registry", "SchemaRegistry")...)
 
 // fillSchemaRegistry sets the registry fields from the parsed keys.
 func (b *Broker) fillSchemaRegistry(str func(string) string) {

@@ -228,6 +228,12 @@ func unknownRefusal(name string) string {
 		// the admin listener's keys are all defined (httpServiceDefs).
 		return "not a setting of the admin listener (docs/CONFIGURATION.md lists them)"
 	}
+	if _, ok := strings.CutPrefix(name, "schema.registry."); ok {
+		// The embedded registry's keys are all defined
+		// (schemaRegistryDefs, with httpServiceDefs' ssl.* and
+		// authentication.*).
+		return "not a setting of the embedded schema registry (docs/CONFIGURATION.md lists them)"
+	}
 	if _, ok := strings.CutPrefix(name, "console."); ok {
 		// The same for the web console's keys.
 		return "not a setting of the web console (docs/CONFIGURATION.md lists them)"

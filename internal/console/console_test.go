@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -251,7 +253,12 @@ func TestCreateAndDeleteTopicFromTheForm(t *testing.T) {
 	_, body = s.post("/topics", url.Values{"name": {"bad-partitions"}, "partitions": {"zero"}})
 	mustContain(t, body, "Partitions is a whole number")
 
-	resp, _ = s.post("/topics/made-here/delete", nil)
+	resp, body = s.post("/topics/made-here/delete", url.Values{"confirm": {"made-her"}})
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("delete with a wrong confirmation: %d, want 400", resp.StatusCode)
+	}
+	mustContain(t, body, "Type the topic")
+	resp, _ = s.post("/topics/made-here/delete", url.Values{"confirm": {"made-here"}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("delete: %d", resp.StatusCode)
 	}
@@ -282,7 +289,7 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 		t.Errorf("read-only create: %d, want 403", resp.StatusCode)
 	}
 	mustContain(t, body, "console.read.only=true")
-	resp, _ = s.post("/topics/kept/delete", nil)
+	resp, _ = s.post("/topics/kept/delete", url.Values{"confirm": {"kept"}})
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("read-only delete: %d, want 403", resp.StatusCode)
 	}
@@ -461,4 +468,40 @@ func keyOf(m map[string]string) string {
 		return k
 	}
 	return ""
+}
+
+func TestNodeConsoleWithBasicAuthentication(t *testing.T) {
+	users := filepath.Join(t.TempDir(), "users.properties")
+	if err := os.WriteFile(users, []byte("alice: secret,operator\nbob: pass,viewer\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := startNode(t, map[string]string{
+		"console.listeners":                 "http://127.0.0.1:0",
+		"console.authentication.method":     "BASIC",
+		"console.authentication.users.file": users,
+		"console.authentication.roles":      "operator",
+	})
+	url := "http://" + n.ConsoleAddrs()[0] + "/topics"
+	for _, c := range []struct {
+		user, password string
+		want           int
+	}{
+		{"", "", http.StatusUnauthorized},
+		{"alice", "wrong", http.StatusUnauthorized},
+		{"bob", "pass", http.StatusForbidden}, // not in console.authentication.roles
+		{"alice", "secret", http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if c.user != "" {
+			req.SetBasicAuth(c.user, c.password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%q: %d, want %d", c.user, resp.StatusCode, c.want)
+		}
+	}
 }

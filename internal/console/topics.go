@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -223,9 +224,21 @@ func (c *Console) createTopic(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/topics/"+url.PathEscape(form.Name), http.StatusSeeOther)
 }
 
-// deleteTopic answers POST /topics/{topic}/delete: 303 to the list.
+// deleteTopic answers POST /topics/{topic}/delete with confirm=<the
+// topic's name> (typed by the user, so one stray click deletes nothing):
+// 303 to the list.
 func (c *Console) deleteTopic(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("topic")
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
+	if err := r.ParseForm(); err != nil {
+		c.fail(w, r, http.StatusBadRequest, "Cannot read the form", err, "")
+		return
+	}
+	if r.PostForm.Get("confirm") != name {
+		c.fail(w, r, http.StatusBadRequest, "The topic "+name+" was not deleted", errors.New("the name typed to confirm is not the topic's"),
+			"Type the topic's name exactly to confirm that it and all its records are to be deleted.")
+		return
+	}
 	ctx, cancel := c.ctx(r)
 	defer cancel()
 	resp, err := c.adm.DeleteTopic(ctx, name)

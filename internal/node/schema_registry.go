@@ -8,8 +8,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/vltava/vltava/internal/httpapi"
 	"github.com/vltava/vltava/internal/registry"
 )
+
+// registryHTTPKeys are the embedded registry's HTTP keys:
+// schema.registry.listeners, schema.registry.ssl.*,
+// schema.registry.authentication.*.
+var registryHTTPKeys = httpapi.Keys{Service: "schema-registry", Prefix: "schema.registry.", DefaultRealm: "SchemaRegistry"}
 
 // listenSchemaRegistry binds the embedded schema registry's listeners
 // (schema.registry.listeners) while the node starts, before the REST
@@ -37,7 +43,14 @@ func (n *Node) listenSchemaRegistry() error {
 		MaxRequestBytes:    n.cfg.SchemaRegistryRequestMaxBytes,
 		GroupID:            n.cfg.SchemaRegistryGroupID,
 	}
-	s, err := registry.Listen(cfg, registry.ServerOptions{Logger: n.log.With("component", "schema-registry")})
+	// TLS of https endpoints (schema.registry.ssl.*) and authentication
+	// (schema.registry.authentication.*), as every HTTP service reads them.
+	hopts, err := registryHTTPKeys.Options(n.cfg.HTTPServiceSetting)
+	if err != nil {
+		return err
+	}
+	s, err := registry.Listen(cfg, registry.ServerOptions{TLS: hopts.TLS, Authenticator: hopts.Authenticator,
+		Logger: n.log.With("component", "schema-registry")})
 	if err != nil {
 		var le *registry.ListenError
 		if _, set := n.cfg.Raw["schema.registry.listeners"]; !set && errors.As(err, &le) {

@@ -130,6 +130,13 @@ func (p *Partition) Append(data []byte, acks int16, produceVersion int16) (stora
 // its KIP-890 verification (what StartTransactionVerification returned
 // before the check), or that a coordinator of this broker wrote it.
 func (p *Partition) AppendTxn(data []byte, acks int16, produceVersion int16, txn storage.TxnAppend) (storage.AppendInfo, error) {
+	return p.AppendChecked(data, acks, produceVersion, txn, nil)
+}
+
+// AppendChecked is AppendTxn that also asks check about every record's key
+// and value while the batch is validated (record.ValidateOptions.CheckRecord),
+// before any lock is taken; nil checks nothing.
+func (p *Partition) AppendChecked(data []byte, acks int16, produceVersion int16, txn storage.TxnAppend, check func(key, value []byte) string) (storage.AppendInfo, error) {
 	s := p.settings.Load()
 	if s.leader != p.env.nodeID {
 		return storage.AppendInfo{}, fmt.Errorf("%w: broker %d does not lead %s-%d (leader %d)", kerr.NotLeaderForPartition, p.env.nodeID, p.Topic, p.Index, s.leader)
@@ -141,6 +148,7 @@ func (p *Partition) AppendTxn(data []byte, acks int16, produceVersion int16, txn
 	opts := s.validate
 	opts.Now = time.Now().UnixMilli()
 	opts.ProduceVersion = produceVersion
+	opts.CheckRecord = check
 	v, err := record.ValidateProduce(data, opts)
 	if err != nil {
 		return storage.AppendInfo{}, err

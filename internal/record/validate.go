@@ -38,6 +38,12 @@ type ValidateOptions struct {
 	// DefaultLevel, or the zero value, is the codec's default. A batch
 	// kept in its producer's codec is never recompressed for a level.
 	TargetLevel Level
+	// CheckRecord, when set, is asked about every record's key and value
+	// (nil for null) while the batch is walked, so a check of the bytes
+	// (the broker's schema validation) costs no second decompression or
+	// parse; a non-empty answer refuses the record with that message
+	// (INVALID_RECORD, KIP-467's per-record error).
+	CheckRecord func(key, value []byte) string
 	// ProduceVersion is the Produce request version. Versions 3-6 may not
 	// carry zstd (KIP-110); 0 means "current" and skips that check.
 	ProduceVersion int16
@@ -258,6 +264,10 @@ func walkRecords(h Header, payload []byte, opts *ValidateOptions) (recordWalk, e
 		} else if msg, bad := timestampRejected(h, ts, int64(r.OffsetDelta), opts); bad {
 			refused = append(refused, RecordError{BatchIndex: i, Message: msg})
 			anyTimestamp = true
+		} else if opts.CheckRecord != nil {
+			if msg := opts.CheckRecord(r.Key, r.Value); msg != "" {
+				refused = append(refused, RecordError{BatchIndex: i, Message: msg})
+			}
 		}
 		if ts > w.maxTimestamp {
 			w.maxTimestamp = ts

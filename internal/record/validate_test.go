@@ -375,3 +375,36 @@ func TestValidateProduceRecompressesAtTopicLevel(t *testing.T) {
 		}
 	}
 }
+
+// CheckRecord sees every record's key and value, decompressed, in every
+// codec, and each record it refuses is reported by its index with
+// INVALID_RECORD.
+func TestValidateProduceCheckRecord(t *testing.T) {
+	recs := sampleRecords(8, 64)
+	recs[2].Value = []byte("refuse me")
+	recs[5].Value = []byte("refuse me")
+	for _, c := range allCodecs {
+		data := mustBuild(t, sampleHeader(8), recs, c)
+		opts := permissive()
+		var seen int
+		opts.CheckRecord = func(key, value []byte) string {
+			if !bytes.Equal(value, recs[seen].Value) || !bytes.Equal(key, recs[seen].Key) {
+				t.Fatalf("%s: record %d checked with value %q, want %q", c, seen, value, recs[seen].Value)
+			}
+			seen++
+			if string(value) == "refuse me" {
+				return "refused by the check"
+			}
+			return ""
+		}
+		_, err := ValidateProduce(data, opts)
+		var rv *RecordValidationError
+		if !errors.As(err, &rv) || rv.Code != kerr.InvalidRecord {
+			t.Fatalf("%s: %v, want INVALID_RECORD record errors", c, err)
+		}
+		if seen != len(recs) || len(rv.Records) != 2 || rv.Records[0].BatchIndex != 2 || rv.Records[1].BatchIndex != 5 ||
+			rv.Records[0].Message != "refused by the check" {
+			t.Fatalf("%s: %d records checked, refused %+v", c, seen, rv.Records)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"crypto/tls"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/vltava/vltava/internal/config"
+	"github.com/vltava/vltava/internal/httpapi"
 	"github.com/vltava/vltava/internal/security/clientauth"
 	"github.com/vltava/vltava/internal/security/tlsconf"
 )
@@ -25,6 +27,11 @@ type Config struct {
 	CompatibilityLevel string
 	// MaxRequestBytes bounds request bodies.
 	MaxRequestBytes int64
+	// TLS and Authenticator are a standalone node's https endpoints
+	// (ssl.*) and authentication (authentication.*), as read by
+	// internal/httpapi; ServerOptions' win when set.
+	TLS           func() (*tls.Config, error)
+	Authenticator httpapi.Authenticator
 	// GroupID is schema.registry.group.id: the consumer group the
 	// registry nodes sharing a store elect their leader in (leader.go).
 	GroupID string
@@ -57,9 +64,18 @@ func StandaloneKeys() []string {
 			keys = append(keys, "kafkastore."+k)
 		}
 	}
+	// The REST endpoints' own TLS and authentication, Confluent's
+	// rest-utils names.
+	keys = append(keys, httpapi.SSLKeys...)
+	keys = append(keys, httpapi.AuthKeys...)
 	slices.Sort(keys)
 	return keys
 }
+
+// standaloneHTTPKeys are a standalone node's listeners, ssl.* and
+// authentication.* (unprefixed, as in Confluent's
+// schema-registry.properties).
+var standaloneHTTPKeys = httpapi.Keys{Service: "schema-registry", DefaultListeners: "http://127.0.0.1:8081", DefaultRealm: "SchemaRegistry"}
 
 // ParseStandalone reads a standalone registry's properties. A key it does
 // not honour is refused by name rather than ignored.
@@ -77,10 +93,11 @@ func ParseStandalone(props map[string]string) (Config, error) {
 		return standaloneDefaults[k]
 	}
 	var cfg Config
-	var err error
-	if cfg.Listeners, err = config.ParseHTTPListeners(get("listeners")); err != nil {
-		return Config{}, fmt.Errorf("listeners: %w", err)
+	hopts, err := standaloneHTTPKeys.Options(httpapi.MapLookup(props))
+	if err != nil {
+		return Config{}, err
 	}
+	cfg.Listeners, cfg.TLS, cfg.Authenticator = hopts.Listeners, hopts.TLS, hopts.Authenticator
 	if len(cfg.Listeners) == 0 {
 		return Config{}, fmt.Errorf("listeners: at least one endpoint is needed")
 	}

@@ -70,6 +70,12 @@ func Listen(cfg Config, o ServerOptions) (*Server, error) {
 		log = slog.Default()
 	}
 	cfg.Store.Logger = log
+	if o.TLS == nil {
+		o.TLS = cfg.TLS
+	}
+	if o.Authenticator == nil {
+		o.Authenticator = cfg.Authenticator
+	}
 	late := &lateHandler{}
 	hs := httpapi.New(httpapi.Options{Service: "schema-registry", Listeners: cfg.Listeners, TLS: o.TLS,
 		Authenticator: o.Authenticator, Logger: log})

@@ -92,6 +92,11 @@ func (sc *schemaClient) call(cx context.Context, method, path string, body any, 
 		if resp.StatusCode == http.StatusNotFound {
 			return errf(codeSchemaNotFound, "Schema not found: %s", e.Message)
 		}
+		if e.ErrorCode == 0 {
+			// Not the registry's error shape (a 401 of its HTTP layer):
+			// the status says what happened.
+			return errf(codeSerialization, "Error serializing message. Schema registry: %s %s", resp.Status, strings.TrimSpace(string(b)))
+		}
 		return errf(codeSerialization, "Error serializing message. Schema registry: %d %s", e.ErrorCode, e.Message)
 	}
 	if err := json.Unmarshal(b, out); err != nil {

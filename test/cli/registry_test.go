@@ -161,6 +161,18 @@ func TestRegistryCommands(t *testing.T) {
 			t.Errorf("record %d: %s, want %s", i, got, want[i])
 		}
 	}
+	// The endpoints' TLS and authentication keys are Confluent's; one
+	// that cannot be honoured stops start-up, named.
+	for key, want := range map[string]string{
+		"authentication.method=BASIC":    "authentication.users.file",
+		"ssl.keystore.location=/nowhere": "has no https:// endpoint",
+		"ssl.provider=SunJSSE":           "ssl.provider: not a schema registry setting",
+	} {
+		r := runRaw(t, "", "registry", "serve", "--override", "kafkastore.bootstrap.servers="+b.addr, "--override", key)
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("registry serve --override %s: exit %d, stderr %q, want it refused naming %q", key, r.code, r.stderr, want)
+		}
+	}
 	// A line the schema does not fit is refused, naming the schema.
 	if msg := fails(t, b, "{\"id\":\"three\"}\n", "produce", "orders", "--value-schema-id", id, "--registry-url", url); !strings.Contains(msg, "schema "+id) {
 		t.Errorf("a value that does not fit: %s", msg)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -322,5 +324,118 @@ func TestRegistryConfluentJSONSerializer(t *testing.T) {
 	s, err := rb.sr.SchemaByVersion(ctx, subject, 1)
 	if err != nil || s.ID != res.SchemaID || s.Type != sr.TypeJSON {
 		t.Fatalf("sr client: version 1 of %s: %+v, %v", subject, s, err)
+	}
+}
+
+// TestRegistryHTTPSAndBasicAuth: the embedded registry on an https
+// endpoint (schema.registry.ssl.*) with HTTP Basic
+// (schema.registry.authentication.*), as every HTTP service of the node:
+// no or wrong credentials are 401, a user without the role 403, and
+// franz-go's sr client with good ones registers and reads schemas; a
+// skip path is served without credentials.
+func TestRegistryHTTPSAndBasicAuth(t *testing.T) {
+	t.Parallel()
+	skipOnKfake(t, "kfake serves no schema registry")
+	pki := newAdminPKI(t)
+	users := filepath.Join(t.TempDir(), "registry.password")
+	if err := os.WriteFile(users, []byte("app: app-secret,developer\nother: other-secret,nothing\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeport.Addr(t)
+	StartBroker(t,
+		WithOverride("schema.registry.listeners", "https://"+addr),
+		WithOverride("schema.registry.ssl.keystore.type", "PEM"),
+		WithOverride("schema.registry.ssl.keystore.location", pki.keystore),
+		WithOverride("schema.registry.authentication.method", "BASIC"),
+		WithOverride("schema.registry.authentication.roles", "developer"),
+		WithOverride("schema.registry.authentication.users.file", users),
+		WithOverride("schema.registry.authentication.skip.paths", "/schemas/types"))
+	url := "https://" + addr
+	cl := pki.client(false)
+	poll.Until(t, 60*time.Second, "the schema registry to serve", func() error {
+		req, _ := http.NewRequest(http.MethodGet, url+"/subjects", nil)
+		req.SetBasicAuth("app", "app-secret")
+		resp, err := cl.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	})
+	if code, _ := getStatus(t, cl, url+"/subjects", "", ""); code != http.StatusUnauthorized {
+		t.Errorf("no credentials: %d, want 401", code)
+	}
+	if code, _ := getStatus(t, cl, url+"/subjects", "app", "wrong"); code != http.StatusUnauthorized {
+		t.Errorf("wrong password: %d, want 401", code)
+	}
+	if code, _ := getStatus(t, cl, url+"/subjects", "other", "other-secret"); code != http.StatusForbidden {
+		t.Errorf("a user without the role: %d, want 403", code)
+	}
+	if code, body := getStatus(t, cl, url+"/schemas/types", "", ""); code != http.StatusOK || !strings.Contains(body, "AVRO") {
+		t.Errorf("skip path /schemas/types: %d %s, want 200 without credentials", code, body)
+	}
+	if resp, err := http.Get("http://" + addr + "/subjects"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("plain http served on the https registry endpoint")
+		}
+	}
+	srCl, err := sr.NewClient(sr.URLs(url), sr.HTTPClient(cl), sr.BasicAuth("app", "app-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t, 60*time.Second)
+	s, err := srCl.CreateSchema(ctx, "secure-value", sr.Schema{Schema: `{"type":"string"}`, Type: sr.TypeAvro})
+	if err != nil {
+		t.Fatalf("register over https with basic auth: %v", err)
+	}
+	if got, err := srCl.SchemaByID(ctx, s.ID); err != nil || !strings.Contains(got.Schema, "string") {
+		t.Errorf("schema %d: %+v, %v", s.ID, got, err)
+	}
+}
+
+// TestRegistryRestProxyBasicAuth: a REST Proxy given a registry with HTTP
+// Basic through the credentials in rest.schema.registry.url's user info
+// encodes AVRO records with it.
+func TestRegistryRestProxyBasicAuth(t *testing.T) {
+	t.Parallel()
+	skipOnKfake(t, "kfake serves no schema registry")
+	users := filepath.Join(t.TempDir(), "registry.password")
+	if err := os.WriteFile(users, []byte("app: app-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeport.Addr(t)
+	rb := startRestBroker(t,
+		WithOverride("schema.registry.listeners", "http://"+addr),
+		WithOverride("schema.registry.authentication.method", "BASIC"),
+		WithOverride("schema.registry.authentication.users.file", users),
+		WithOverride("rest.schema.registry.url", "http://app:app-secret@"+addr))
+	srCl, err := sr.NewClient(sr.URLs("http://"+addr), sr.BasicAuth("app", "app-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t, 60*time.Second)
+	var id int
+	poll.Until(t, 60*time.Second, "the schema registry to take a schema", func() error {
+		s, err := srCl.CreateSchema(ctx, "basic-value", sr.Schema{Schema: `{"type":"record","name":"B","fields":[{"name":"n","type":"long"}]}`, Type: sr.TypeAvro})
+		id = s.ID
+		return err
+	})
+	topic := uniqueTopic(t)
+	createTopic(t, newAdmin(t, rb.Broker), topic, 1, nil)
+	var report struct {
+		ErrorCode int `json:"error_code"`
+		Value     struct {
+			SchemaID int `json:"schema_id"`
+		} `json:"value"`
+	}
+	rb.mustJSON(t, http.MethodPost, rb.v3("/topics/"+topic+"/records"), jsonCT, map[string]any{
+		"value": map[string]any{"type": "AVRO", "schema_id": id, "data": map[string]any{"n": 5}},
+	}, http.StatusOK, &report)
+	if report.ErrorCode != 200 || report.Value.SchemaID != id {
+		t.Fatalf("v3 produce through a registry with HTTP Basic: %+v", report)
 	}
 }

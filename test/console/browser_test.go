@@ -312,6 +312,21 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	b.expect("error name", b.text("#kafka-error"), "TOPIC_ALREADY_EXISTS")
 	b.screenshot("topic-create-refused")
 
+	// Delete it from its page, typing its name to confirm.
+	b.open(site+"/topics/from-the-form", "#delete-form")
+	b.run("delete from the form",
+		chromedp.SendKeys(chromedp.CSS("#delete-confirm"), "from-the-form"),
+		chromedp.Click(chromedp.CSS("#delete-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#deleted")))
+	b.screenshot("topic-deleted")
+	poll.Until(t, 30*time.Second, "from-the-form deleted", func() error {
+		td, err := adm.ListTopics(ctx, "from-the-form")
+		if err == nil && td["from-the-form"].Err == nil {
+			return fmt.Errorf("from-the-form still exists")
+		}
+		return nil
+	})
+
 	// A standalone read-only console against the same broker: no form,
 	// and the form's POST is refused with 403.
 	roAddr := freeport.Addr(t)
