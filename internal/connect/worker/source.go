@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -38,6 +40,11 @@ func normalised(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
+	if flatAndNormal(m) {
+		// What the round trip would give back, without it: a copy, so a
+		// task that reuses its map does not change what was recorded.
+		return maps.Clone(m)
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return m
@@ -47,6 +54,28 @@ func normalised(m map[string]any) map[string]any {
 		return m
 	}
 	return out
+}
+
+// flatAndNormal reports whether m comes back from a JSON round trip as it
+// is: keys and strings of valid UTF-8, booleans, nulls and int64s only (the
+// partitions and offsets of most source connectors: a file name and a
+// position, a table and an id).
+func flatAndNormal(m map[string]any) bool {
+	for k, v := range m {
+		if !utf8.ValidString(k) {
+			return false
+		}
+		switch x := v.(type) {
+		case nil, bool, int64:
+		case string:
+			if !utf8.ValidString(x) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // submitted tracks the records a source task handed to the producer, per

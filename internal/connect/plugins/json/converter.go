@@ -102,6 +102,11 @@ func (c *Converter) ToConnectData(topic string, headers []connect.Header, data [
 	if data == nil {
 		return nil, nil, nil
 	}
+	if c.schemasEnabled {
+		if schema, out, handled, err := c.toConnectEnvelope(data); handled {
+			return schema, out, err
+		}
+	}
 	v, err := decode(data)
 	if err != nil {
 		return nil, nil, &DataError{Msg: "Converting byte[] to Kafka Connect data failed due to serialization error: " + err.Error()}
@@ -125,6 +130,58 @@ func (c *Converter) ToConnectData(topic string, headers []connect.Header, data [
 		return nil, nil, err
 	}
 	return schema, out, nil
+}
+
+// toConnectEnvelope is ToConnectData's path for the common case, an object
+// holding exactly "schema" and "payload": the schema is found in the cache
+// by its bytes as they are, so only the payload is decoded into values.
+// handled is false for anything else (not an object, other fields,
+// malformed), which the general path then reports as it always has.
+func (c *Converter) toConnectEnvelope(data []byte) (schema *connect.Schema, out any, handled bool, err error) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return nil, nil, false, nil
+	}
+	var env map[string]gojson.RawMessage
+	d := gojson.NewDecoder(bytes.NewReader(data))
+	if d.Decode(&env) != nil || d.More() || len(env) != 2 {
+		return nil, nil, false, nil
+	}
+	rawSchema, hasSchema := env[envelopeSchema]
+	rawPayload, hasPayload := env[envelopePayload]
+	if !hasSchema || !hasPayload {
+		return nil, nil, false, nil
+	}
+	if schema, err = c.cachedSchemaBytes(rawSchema); err != nil {
+		return nil, nil, true, err
+	}
+	payload, err := decode(rawPayload)
+	if err != nil {
+		return nil, nil, true, &DataError{Msg: "Converting byte[] to Kafka Connect data failed due to serialization error: " + err.Error()}
+	}
+	if out, err = c.toConnect(schema, payload); err != nil {
+		return nil, nil, true, err
+	}
+	return schema, out, true, nil
+}
+
+// cachedSchemaBytes is cachedSchema for a schema given as JSON text: the
+// text itself is a cache key too, so a producer writing the same schema
+// bytes on every record (every JsonConverter does) costs one map lookup.
+func (c *Converter) cachedSchemaBytes(raw []byte) (*connect.Schema, error) {
+	key := "raw:" + string(raw)
+	if s, ok := c.cache.fromJSON(key); ok {
+		return s, nil
+	}
+	v, err := decode(raw)
+	if err != nil {
+		return nil, &DataError{Msg: "Converting byte[] to Kafka Connect data failed due to serialization error: " + err.Error()}
+	}
+	s, err := c.cachedSchema(v)
+	if err != nil || s == nil {
+		return s, err
+	}
+	c.cache.putSchema(key, s)
+	return s, nil
 }
 
 // decode parses JSON keeping numbers exact; trailing data is an error.

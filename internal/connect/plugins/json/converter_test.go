@@ -275,3 +275,30 @@ func TestJSONHeaderConverterRoundTrip(t *testing.T) {
 		t.Fatalf("%v %v", v, err)
 	}
 }
+
+// The same schema text on every record, as JsonConverter writes it, is
+// parsed once; the same schema written differently maps to the same
+// schema too, and the payload is read the same either way.
+func TestToConnectDataCachesTheSchemaByItsText(t *testing.T) {
+	c := configured(t, nil)
+	a := []byte(`{"schema":{"type":"struct","fields":[{"field":"n","type":"int64"}]},"payload":{"n":7}}`)
+	b := []byte(`{ "payload" : {"n":8}, "schema" : { "fields" : [ { "type" : "int64", "field" : "n" } ], "type" : "struct" } }`)
+	s1, v1, err := c.ToConnectData("t", nil, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, _, err := c.ToConnectData("t", nil, a)
+	if err != nil || s2 != s1 {
+		t.Fatalf("the same schema text parsed again (%p, %p, %v)", s1, s2, err)
+	}
+	s3, v3, err := c.ToConnectData("t", nil, b)
+	if err != nil || s3 != s1 {
+		t.Fatalf("the same schema written differently is another schema (%p, %p, %v)", s1, s3, err)
+	}
+	if n, _ := v1.(*connect.Struct).Get("n"); n != int64(7) {
+		t.Fatalf("n = %#v", n)
+	}
+	if n, _ := v3.(*connect.Struct).Get("n"); n != int64(8) {
+		t.Fatalf("n = %#v", n)
+	}
+}
