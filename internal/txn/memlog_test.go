@@ -81,7 +81,11 @@ type stubLeaders struct {
 	deleted  map[TopicPartition]bool
 	requests []sentMarkers
 	hold     bool
-	answer   func(tp TopicPartition) int16
+	// heldMarkers is the most markers one request carried while held:
+	// a test releasing the hold once the sender's rounds carry every
+	// pending transaction knows the next round carries them all.
+	heldMarkers int
+	answer      func(tp TopicPartition) int16
 }
 
 type sentMarkers struct {
@@ -105,6 +109,7 @@ func (s *stubLeaders) WriteTxnMarkers(_ context.Context, node int32, req *kmsg.W
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hold {
+		s.heldMarkers = max(s.heldMarkers, len(req.Markers))
 		return nil, errors.New("held")
 	}
 	s.requests = append(s.requests, sentMarkers{node, req})
@@ -134,6 +139,12 @@ func (s *stubLeaders) setHold(h bool) {
 	s.mu.Lock()
 	s.hold = h
 	s.mu.Unlock()
+}
+
+func (s *stubLeaders) heldMax() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.heldMarkers
 }
 
 func (s *stubLeaders) sent() []sentMarkers {
