@@ -52,10 +52,6 @@ type Manager struct {
 	DeleteErrors   atomic.Int64
 	// SegmentsDeleted counts remote segments whose deletion finished.
 	SegmentsDeleted atomic.Int64
-	// CopyThrottled and FetchThrottled count the times a quota held a
-	// copy back or answered a remote read with nothing.
-	CopyThrottled  atomic.Int64
-	FetchThrottled atomic.Int64
 
 	// Gauges set at the end of each Tick over the partitions led here:
 	// what is rolled below the last stable offset and not yet copied, and
@@ -197,7 +193,6 @@ func (m *Manager) copy(ctx context.Context, p *partition.Partition) error {
 			if !over {
 				break
 			}
-			m.CopyThrottled.Add(1)
 			select {
 			case <-ctx.Done():
 				return ctx.Err()

@@ -34,7 +34,6 @@ func (m *Manager) Read(ctx context.Context, p *partition.Partition, offset int64
 		return nil, ErrOffsetNotRemote
 	}
 	if over, _ := m.FetchQuota.Exceeded(); over {
-		m.FetchThrottled.Add(1)
 		return []byte{}, nil
 	}
 	m.FetchRequests.Add(1)
