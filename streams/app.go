@@ -37,8 +37,15 @@ func (s State) String() string {
 // RestoreListener hears about state restoration from changelogs (Kafka
 // Streams' StateRestoreListener). Calls come from stream threads.
 type RestoreListener interface {
+	// OnRestoreStart is called before a store's partition is restored
+	// from its changelog, between startOffset and endOffset (exclusive).
 	OnRestoreStart(store string, partition int32, startOffset, endOffset int64)
+	// OnBatchRestored is called after each batch of changelog records is
+	// applied: batchEndOffset is the batch's last offset, numRestored the
+	// records it held.
 	OnBatchRestored(store string, partition int32, batchEndOffset int64, numRestored int64)
+	// OnRestoreEnd is called once the partition is restored, with the
+	// total number of records applied.
 	OnRestoreEnd(store string, partition int32, totalRestored int64)
 }
 

@@ -58,7 +58,8 @@ type Config struct {
 
 // ParseConfig reads Kafka Streams properties. A key outside the
 // implemented set, or a value not implemented (num.standby.replicas > 0, a
-// record cache, topology optimization), is an error naming the key.
+// record cache, topology optimization, max.task.idle.ms other than -1), is
+// an error naming the key.
 func ParseConfig(props map[string]string) (Config, error) {
 	c := Config{ProcessingGuarantee: AtLeastOnce, TimestampExtractor: FailOnInvalidTimestamp, NumStreamThreads: 1, ReplicationFactor: -1,
 		StateDir: filepath.Join(os.TempDir(), "kafka-streams")}
@@ -136,6 +137,14 @@ func ParseConfig(props map[string]string) (Config, error) {
 		case "statestore.cache.max.bytes", "cache.max.bytes.buffering":
 			if v != "0" {
 				return c, bad("the record cache is not implemented (every update is forwarded, as with a cache of 0); only 0 is accepted")
+			}
+		case "max.task.idle.ms":
+			// -1 is what a task does: it processes the records it has,
+			// ordered by timestamp, without waiting for a partition that
+			// has none buffered. Kafka's default 0 (and any wait) waits
+			// for such a partition's fetch, which is not implemented.
+			if v != "-1" {
+				return c, bad("waiting for partitions without buffered records is not implemented; only -1 is accepted")
 			}
 		case "topology.optimization":
 			if v != "none" {

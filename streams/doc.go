@@ -9,7 +9,9 @@
 // subtractors) with Count, Reduce and Aggregate, windows (tumbling,
 // hopping, sliding, session) with grace and Suppress, and joins
 // (stream-stream windowed, stream-table, stream-globaltable, table-table).
-// Process runs a Processor for what the DSL cannot say. Event time comes
+// Process runs a Processor for what the DSL cannot say. Serdes: String,
+// Bytes, Int64, Int32, JSON, and RegistrySerde for Avro, JSON Schema and
+// Protobuf in a schema registry's wire format. Event time comes
 // from a TimestampExtractor (default.timestamp.extractor, or per source
 // with WithTimestampExtractor).
 //

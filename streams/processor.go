@@ -47,7 +47,10 @@ const (
 )
 
 // Cancellable cancels a scheduled punctuation.
-type Cancellable interface{ Cancel() }
+type Cancellable interface {
+	// Cancel stops the punctuation; it does not fire again.
+	Cancel()
+}
 
 type punctuation struct {
 	typ       PunctuationType

@@ -349,4 +349,5 @@ func (s Stream[K, V]) ToTable(options ...Option) Table[K, V] {
 	})
 }
 
+// String names the stream by its processor node, for debugging.
 func (s Stream[K, V]) String() string { return fmt.Sprintf("Stream(%s)", s.n.name) }
