@@ -118,17 +118,21 @@ func (a *App) restoreStores(ctx context.Context, stores map[string]map[int32]*st
 			if pr == nil || pr.next >= pr.end {
 				return
 			}
+			var batch int64
 			for _, r := range fp.Records {
 				if r.Offset >= pr.end {
 					break
 				}
 				pr.s.bs.put(r.Key, r.Value)
-				pr.n++
+				batch++
 				pr.next = r.Offset + 1
 				got = true
 			}
-			if a.restore != nil && len(fp.Records) > 0 {
-				a.restore.OnBatchRestored(pr.s.spec.name, fp.Partition, pr.next, pr.n)
+			pr.n += batch
+			if a.restore != nil && batch > 0 {
+				// Kafka's onBatchRestored: the batch's last offset and
+				// its record count.
+				a.restore.OnBatchRestored(pr.s.spec.name, fp.Partition, pr.next-1, batch)
 			}
 		})
 		if err := fetchErr(fs); err != nil {
