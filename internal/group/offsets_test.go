@@ -103,9 +103,7 @@ func TestCommitVisibleOnlyAfterAppend(t *testing.T) {
 		{kerr.NotLeaderForPartition, kerr.NotCoordinator},
 		{kerr.NotEnoughReplicas, kerr.CoordinatorNotAvailable},
 	} {
-		log.mu.Lock()
-		log.failNext = tc.appendErr
-		log.mu.Unlock()
+		log.FailNext(tc.appendErr)
 		_, errs := c.CommitOffsets(context.Background(), CommitRequest{GroupID: "g", Generation: -1,
 			Offsets: []CommitOffset{{TopicPartition: tp, Offset: 99, LeaderEpoch: -1, CommitTimestamp: -1}}})
 		wantErr(t, tc.appendErr.Error(), errs[0], tc.want)
@@ -260,17 +258,13 @@ func TestCommitsUseOffsetsTopicCompressionCodec(t *testing.T) {
 	tp := TopicPartition{"t", 0}
 	commit(t, c, "gz", map[TopicPartition]int64{tp: 42})
 	c.Close()
-	log.mu.Lock()
 	var batches int
-	for _, bs := range log.parts {
-		for _, b := range bs {
-			batches++
-			if h, err := record.ParseHeader(b); err != nil || h.Codec() != record.CodecGzip {
-				t.Errorf("batch codec %v (err %v), want gzip", h.Codec(), err)
-			}
+	for _, b := range log.All() {
+		batches++
+		if h, err := record.ParseHeader(b); err != nil || h.Codec() != record.CodecGzip {
+			t.Errorf("batch codec %v (err %v), want gzip", h.Codec(), err)
 		}
 	}
-	log.mu.Unlock()
 	if batches == 0 {
 		t.Fatal("nothing appended")
 	}

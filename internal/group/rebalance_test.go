@@ -185,7 +185,7 @@ func (r JoinResult) instanceIDIfStatic(static JoinResult) *string {
 
 func TestNotCoordinatorAndLoading(t *testing.T) {
 	log := newMemLog()
-	log.block = make(chan struct{})
+	release := log.Hold()
 	c := NewCoordinator(Options{Config: testConfig(), Log: log})
 	defer c.Close()
 	g := "some-group"
@@ -200,7 +200,7 @@ func TestNotCoordinatorAndLoading(t *testing.T) {
 	wantErr(t, "while loading", c.JoinGroup(context.Background(), joinReq(g, "")).Err, kerr.CoordinatorLoadInProgress)
 	err, _ = c.CommitOffsets(context.Background(), CommitRequest{GroupID: g, Generation: -1})
 	wantErr(t, "commit while loading", err, kerr.CoordinatorLoadInProgress)
-	close(log.block)
+	release()
 	waitFor(t, func() bool { return c.CheckOwner(g) == nil })
 	c.Reconcile(nil, 4)
 	wantErr(t, "after moving away", c.CheckOwner(g), kerr.NotCoordinator)

@@ -158,9 +158,9 @@ func TestAddPartitionsErrors(t *testing.T) {
 		t.Fatalf("after add: %+v", m)
 	}
 	// Adding what is there already writes nothing.
-	before := h.log.next[h.c.PartitionFor("t")]
+	before := h.log.End(h.c.PartitionFor("t"))
 	wantErr(t, "add again", h.c.AddPartitions("t", p, []TopicPartition{tpA}, false), nil)
-	if after := h.log.next[h.c.PartitionFor("t")]; after != before {
+	if after := h.log.End(h.c.PartitionFor("t")); after != before {
 		t.Errorf("adding a partition already in the transaction wrote %d records", after-before)
 	}
 	// While the markers of the commit are pending: CONCURRENT_TRANSACTIONS.
@@ -552,13 +552,9 @@ func TestExpiry(t *testing.T) {
 func TestStateLogErrors(t *testing.T) {
 	h := newHarness(t)
 	p := h.init("t")
-	h.log.mu.Lock()
-	h.log.failNext = kerr.NotLeaderForPartition
-	h.log.mu.Unlock()
+	h.log.FailNext(kerr.NotLeaderForPartition)
 	wantErr(t, "add on a deposed leader", h.c.AddPartitions("t", p, []TopicPartition{tpA}, false), kerr.NotCoordinator)
-	h.log.mu.Lock()
-	h.log.failNext = kerr.NotEnoughReplicas
-	h.log.mu.Unlock()
+	h.log.FailNext(kerr.NotEnoughReplicas)
 	wantErr(t, "add without enough replicas", h.c.AddPartitions("t", p, []TopicPartition{tpA}, false), kerr.CoordinatorNotAvailable)
 	if m := h.state("t"); m.State != StateEmpty {
 		t.Errorf("a failed write changed the state to %s", m.State)
@@ -674,9 +670,7 @@ func TestValueVersionFollowsTransactionVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := c.PartitionFor("t")
-		log.mu.Lock()
-		batch := log.parts[p][0]
-		log.mu.Unlock()
+		batch := log.Batches(p)[0]
 		_, rs, err := record.DecodeRecords(batch)
 		if err != nil {
 			t.Fatal(err)

@@ -12,64 +12,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/vltava/vltava/internal/record"
+	"github.com/vltava/vltava/internal/testing/memlog"
 	"github.com/vltava/vltava/internal/testing/poll"
 )
 
-// memLog is an in-memory StateLog: per partition, the appended batches
-// with offsets assigned. failNext makes the next append fail.
-type memLog struct {
-	mu       sync.Mutex
-	parts    map[int32][][]byte
-	next     map[int32]int64
-	failNext error
-}
+// memLog is the in-memory StateLog the tests run the coordinator over.
+type memLog = memlog.Log
 
-func newMemLog() *memLog { return &memLog{parts: map[int32][][]byte{}, next: map[int32]int64{}} }
-
-func (l *memLog) Append(p int32, batch []byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.failNext; err != nil {
-		l.failNext = nil
-		return err
-	}
-	h, err := record.ParseHeader(batch)
-	if err != nil {
-		return err
-	}
-	b := append([]byte(nil), batch...)
-	record.SetBaseOffset(b, l.next[p])
-	l.next[p] += int64(h.LastOffsetDelta) + 1
-	l.parts[p] = append(l.parts[p], b)
-	return nil
-}
-
-func (l *memLog) Bounds(p int32) (int64, int64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return 0, l.next[p], nil
-}
-
-func (l *memLog) Read(p int32, offset int64, maxBytes int) ([]byte, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []byte
-	for _, b := range l.parts[p] {
-		h, _ := record.ParseHeader(b)
-		if h.LastOffset() < offset {
-			continue
-		}
-		if len(out) > 0 && len(out)+len(b) > maxBytes {
-			break
-		}
-		out = append(out, b...)
-	}
-	if out == nil {
-		return nil, errors.New("read past the end")
-	}
-	return out, nil
-}
+func newMemLog() *memLog { return memlog.New() }
 
 // stubLeaders is a MarkerTransport whose partitions are all led by
 // broker 1 (or by leaders[tp]); it records the requests and answers with
