@@ -261,12 +261,16 @@ func (a *App) prepareTopics(ctx context.Context, adm *kadm.Client) error {
 	// since a writer may itself read a repartition topic.
 	writer := map[string]*subtopology{}
 	fixed := map[string]int32{}
+	sizeFrom := map[string][]*node{}
 	for _, st := range a.topo.subs {
 		for _, n := range st.nodes {
 			if n.sink != nil && n.sink.internal {
 				writer[n.sink.topic] = st
 				if n.sink.numParts > 0 {
 					fixed[n.sink.topic] = n.sink.numParts
+				}
+				if n.sink.sizeFrom != nil {
+					sizeFrom[n.sink.topic] = n.sink.sizeFrom
 				}
 			}
 		}
@@ -279,8 +283,16 @@ func (a *App) prepareTopics(ctx context.Context, adm *kadm.Client) error {
 				continue
 			}
 			var m int32
-			for tp, src := range st.sources {
-				m = max(m, a.partitions[resolveTopic(a.cfg.ApplicationID, src, tp)])
+			if srcs, ok := sizeFrom[topic]; ok {
+				for _, src := range srcs {
+					for _, tp := range src.topics {
+						m = max(m, a.partitions[resolveTopic(a.cfg.ApplicationID, src, tp)])
+					}
+				}
+			} else {
+				for tp, src := range st.sources {
+					m = max(m, a.partitions[resolveTopic(a.cfg.ApplicationID, src, tp)])
+				}
 			}
 			a.partitions[full] = m
 		}

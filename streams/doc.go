@@ -8,7 +8,8 @@
 // ...), groupings of streams and of tables (TableGroupBy, with
 // subtractors) with Count, Reduce and Aggregate, windows (tumbling,
 // hopping, sliding, session) with grace and Suppress, and joins
-// (stream-stream windowed, stream-table, stream-globaltable, table-table).
+// (stream-stream windowed, stream-table, stream-globaltable, table-table,
+// and the foreign-key table-table join).
 // Process runs a Processor for what the DSL cannot say. Serdes: String,
 // Bytes, Int64, Int32, JSON, and RegistrySerde for Avro, JSON Schema and
 // Protobuf in a schema registry's wire format. Event time comes

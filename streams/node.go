@@ -48,10 +48,14 @@ type node struct {
 
 // sinkSpec is where a sink node writes.
 type sinkSpec struct {
-	topic     string // fixed topic, or "" with extract
-	extract   func(r record, rc RecordContext) string
-	internal  bool  // a repartition topic
-	numParts  int32 // for internal topics: partition count, 0 = from upstream
+	topic    string // fixed topic, or "" with extract
+	extract  func(r record, rc RecordContext) string
+	internal bool  // a repartition topic
+	numParts int32 // for internal topics: partition count, 0 = from upstream
+	// sizeFrom, for an internal topic read alongside these sources (a
+	// foreign-key join's topics), takes its partition count from them
+	// rather than from the sub-topology writing it.
+	sizeFrom  []*node
 	keySerde  anySerde
 	valSerde  anySerde
 	partition func(topic string, key, value any, n int32) (int32, bool)
