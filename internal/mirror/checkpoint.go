@@ -64,49 +64,16 @@ func (c *Checkpointer) runOnce(ctx context.Context) error {
 	}
 	defer tgtCl.Close()
 	srcAdm, tgtAdm := kadm.NewClient(srcCl), kadm.NewClient(tgtCl)
+	if err := c.prepare(ctx, tgtAdm); err != nil {
+		return err
+	}
+	stop, err := c.followSyncs(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
 	cpTopic := f.Policy.CheckpointsTopic(f.Source)
-	if err := ensureTopic(ctx, tgtAdm, cpTopic, 1, f.CheckpointsReplicationFactor, true); err != nil {
-		return err
-	}
-	// Seed from the checkpoints already written: a restart never emits an
-	// older checkpoint than one before it (KAFKA-14666).
-	seed, err := c.tgt.Client()
-	if err != nil {
-		return err
-	}
-	err = readAll(ctx, seed, cpTopic, func(r *kgo.Record) {
-		if cp, err := DecodeCheckpoint(r.Key, r.Value); err == nil {
-			c.remember(cp)
-		}
-	})
-	seed.Close()
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", cpTopic, err)
-	}
-
-	syncsAt := c.src
-	if f.OffsetSyncsOnTarget {
-		syncsAt = c.tgt
-	}
-	syncs, err := syncsAt.Client(kgo.ConsumeTopics(f.Policy.OffsetSyncsTopic(f.Target)), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
-	if err != nil {
-		return err
-	}
-	defer syncs.Close()
-	done := make(chan struct{})
-	defer func() { cancel(); <-done }()
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			fs := syncs.PollFetches(ctx)
-			fs.EachRecord(func(r *kgo.Record) {
-				if o, err := DecodeOffsetSync(r.Key, r.Value); err == nil {
-					c.store.Add(o)
-				}
-			})
-		}
-	}()
-
 	var groups []string
 	var lastGroups, lastSync time.Time
 	tick := time.NewTicker(max(f.EmitCheckpointsInterval, 100*time.Millisecond))
@@ -119,37 +86,14 @@ func (c *Checkpointer) runOnce(ctx context.Context) error {
 		}
 		now := time.Now()
 		if groups == nil || (f.RefreshGroups && now.Sub(lastGroups) >= f.RefreshGroupsInterval) {
-			listed, err := srcAdm.ListGroups(ctx)
-			if err != nil {
-				return fmt.Errorf("listing source groups: %w", err)
-			}
-			groups = groups[:0:0]
-			for _, g := range listed.Groups() {
-				if f.GroupMirrored(g) {
-					groups = append(groups, g)
-				}
+			if groups, err = c.listGroups(ctx, srcAdm); err != nil {
+				return err
 			}
 			lastGroups = now
 		}
 		var out []*kgo.Record
-		for _, g := range groups {
-			offs, err := srcAdm.FetchOffsets(ctx, g)
-			if err != nil {
-				continue
-			}
-			offs.Each(func(o kadm.OffsetResponse) {
-				if o.Err != nil || o.At < 0 || !f.Mirrored(o.Topic) {
-					return
-				}
-				down, ok := c.store.Translate(o.Topic, o.Partition, o.At)
-				if !ok {
-					return
-				}
-				cp := Checkpoint{Group: g, Topic: f.Policy.FormatRemoteTopic(f.Source, o.Topic), Partition: o.Partition, Upstream: o.At, Downstream: down, Metadata: o.Metadata}
-				if c.advance(cp) {
-					out = append(out, &kgo.Record{Topic: cpTopic, Key: cp.Key(), Value: cp.Value()})
-				}
-			})
+		for _, cp := range c.due(ctx, srcAdm, groups) {
+			out = append(out, &kgo.Record{Topic: cpTopic, Key: cp.Key(), Value: cp.Value()})
 		}
 		if len(out) > 0 {
 			if err := tgtCl.ProduceSync(ctx, out...).FirstErr(); err != nil {
@@ -161,6 +105,101 @@ func (c *Checkpointer) runOnce(ctx context.Context) error {
 			c.syncGroups(ctx, tgtAdm)
 		}
 	}
+}
+
+// prepare creates the checkpoints topic on the target and seeds the last
+// checkpoints from it: a restart never emits an older checkpoint than one
+// before it (KAFKA-14666).
+func (c *Checkpointer) prepare(ctx context.Context, tgtAdm *kadm.Client) error {
+	f := c.flow
+	cpTopic := f.Policy.CheckpointsTopic(f.Source)
+	if err := ensureTopic(ctx, tgtAdm, cpTopic, 1, f.CheckpointsReplicationFactor, true); err != nil {
+		return err
+	}
+	seed, err := c.tgt.Client()
+	if err != nil {
+		return err
+	}
+	defer seed.Close()
+	err = readAll(ctx, seed, cpTopic, func(r *kgo.Record) {
+		if cp, err := DecodeCheckpoint(r.Key, r.Value); err == nil {
+			c.remember(cp)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", cpTopic, err)
+	}
+	return nil
+}
+
+// followSyncs reads the offset-syncs topic into the store until stop is
+// called or ctx ends.
+func (c *Checkpointer) followSyncs(ctx context.Context) (stop func(), err error) {
+	f := c.flow
+	syncsAt := c.src
+	if f.OffsetSyncsOnTarget {
+		syncsAt = c.tgt
+	}
+	syncs, err := syncsAt.Client(kgo.ConsumeTopics(f.Policy.OffsetSyncsTopic(f.Target)), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			fs := syncs.PollFetches(ctx)
+			fs.EachRecord(func(r *kgo.Record) {
+				if o, err := DecodeOffsetSync(r.Key, r.Value); err == nil {
+					c.store.Add(o)
+				}
+			})
+		}
+	}()
+	return func() { cancel(); <-done; syncs.Close() }, nil
+}
+
+// listGroups lists the source's groups the flow checkpoints.
+func (c *Checkpointer) listGroups(ctx context.Context, srcAdm *kadm.Client) ([]string, error) {
+	listed, err := srcAdm.ListGroups(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing source groups: %w", err)
+	}
+	groups := []string{}
+	for _, g := range listed.Groups() {
+		if c.flow.GroupMirrored(g) {
+			groups = append(groups, g)
+		}
+	}
+	return groups, nil
+}
+
+// due translates the groups' committed offsets on the source and returns
+// the checkpoints to emit (those that advance).
+func (c *Checkpointer) due(ctx context.Context, srcAdm *kadm.Client, groups []string) []Checkpoint {
+	f := c.flow
+	var out []Checkpoint
+	for _, g := range groups {
+		offs, err := srcAdm.FetchOffsets(ctx, g)
+		if err != nil {
+			continue
+		}
+		offs.Each(func(o kadm.OffsetResponse) {
+			if o.Err != nil || o.At < 0 || !f.Mirrored(o.Topic) {
+				return
+			}
+			down, ok := c.store.Translate(o.Topic, o.Partition, o.At)
+			if !ok {
+				return
+			}
+			cp := Checkpoint{Group: g, Topic: f.Policy.FormatRemoteTopic(f.Source, o.Topic), Partition: o.Partition, Upstream: o.At, Downstream: down, Metadata: o.Metadata}
+			if c.advance(cp) {
+				out = append(out, cp)
+			}
+		})
+	}
+	return out
 }
 
 // remember records a checkpoint as the last one of its partition.

@@ -31,6 +31,10 @@ type Source struct {
 	parts   map[partitionKey]*partState
 	pending []OffsetSync // syncs decided, not yet written
 	failed  error        // a record the target refused for good
+
+	// workerOffsets: a Connect worker stores the source offsets (the
+	// MirrorSourceConnector task), so background writes offset syncs only.
+	workerOffsets bool
 }
 
 type partState struct {
@@ -137,7 +141,8 @@ func (s *Source) runOnce(ctx context.Context) error {
 	defer consumer.Close()
 
 	topics := newTopicSync(s, srcAdmCl, tgtCl)
-	if err := topics.refresh(ctx, consumer, progress); err != nil {
+	stored := func(k partitionKey) (int64, bool) { off, ok := progress[k]; return off, ok }
+	if err := topics.refresh(ctx, consumer, stored); err != nil {
 		return err
 	}
 	if f.SyncTopicACLs {
@@ -150,7 +155,7 @@ func (s *Source) runOnce(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.background(ctx, topics, consumer, progress, tgtCl, syncCl)
+		s.background(ctx, topics, consumer, stored, tgtCl, syncCl)
 	}()
 
 	for {
@@ -319,8 +324,9 @@ func (s *Source) writeProgress(ctx context.Context, cl *kgo.Client) error {
 }
 
 // background refreshes topics, syncs configs and ACLs, and (without
-// exactly-once) writes offset syncs and source offsets.
-func (s *Source) background(ctx context.Context, topics *topicSync, consumer *kgo.Client, progress map[partitionKey]int64, tgtCl, syncCl *kgo.Client) {
+// exactly-once, or on a Connect worker) writes offset syncs, and the source
+// offsets unless the worker stores them.
+func (s *Source) background(ctx context.Context, topics *topicSync, consumer *kgo.Client, progress func(partitionKey) (int64, bool), tgtCl, syncCl *kgo.Client) {
 	f := s.flow
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -329,24 +335,26 @@ func (s *Source) background(ctx context.Context, topics *topicSync, consumer *kg
 	for {
 		select {
 		case <-ctx.Done():
-			if !f.ExactlyOnce {
+			if s.workerOffsets || !f.ExactlyOnce {
 				// Final flush of what was acknowledged before the stop.
 				fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				s.writeSyncs(fctx, syncCl, true)
 				_ = syncCl.Flush(fctx)
-				_ = s.writeProgress(fctx, tgtCl)
+				if !s.workerOffsets {
+					_ = s.writeProgress(fctx, tgtCl)
+				}
 				cancel()
 			}
 			return
 		case now = <-tick.C:
 		}
-		if !f.ExactlyOnce {
+		if s.workerOffsets || !f.ExactlyOnce {
 			delayed := now.Sub(lastDelayed) >= time.Second
 			if delayed {
 				lastDelayed = now
 			}
 			s.writeSyncs(ctx, syncCl, delayed)
-			if now.Sub(lastFlush) >= f.OffsetFlushInterval {
+			if !s.workerOffsets && now.Sub(lastFlush) >= f.OffsetFlushInterval {
 				lastFlush = now
 				if err := s.writeProgress(ctx, tgtCl); err != nil && ctx.Err() == nil {
 					s.log.Warn("storing source offsets", "err", err)

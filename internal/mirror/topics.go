@@ -27,8 +27,9 @@ func newTopicSync(s *Source, srcCl, tgtCl *kgo.Client) *topicSync {
 }
 
 // refresh lists the source's topics, creates or grows their remote topics,
-// and starts consuming new partitions at the stored offsets (or the start).
-func (t *topicSync) refresh(ctx context.Context, consumer *kgo.Client, progress map[partitionKey]int64) error {
+// and starts consuming new partitions after the stored offsets (the last
+// upstream offset copied, as progress gives it) or at the start.
+func (t *topicSync) refresh(ctx context.Context, consumer *kgo.Client, progress func(partitionKey) (int64, bool)) error {
 	f := t.s.flow
 	srcTopics, err := t.src.ListTopics(ctx)
 	if err != nil {
@@ -102,7 +103,7 @@ func (t *topicSync) refresh(ctx context.Context, consumer *kgo.Client, progress 
 			if add[name] == nil {
 				add[name] = map[int32]kgo.Offset{}
 			}
-			if off, ok := progress[partitionKey{name, int32(p)}]; ok {
+			if off, ok := progress(partitionKey{name, int32(p)}); ok {
 				add[name][int32(p)] = kgo.NewOffset().At(off + 1)
 			} else {
 				add[name][int32(p)] = kgo.NewOffset().AtStart()

@@ -50,7 +50,11 @@ func NewDistributed(cfg *worker.Config, log *slog.Logger) (*Distributed, error) 
 		return nil, err
 	}
 	d := &Distributed{core: c, offs: offs, staged: map[string]map[int]map[string]string{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	// The member exists before the config topic is read: a record read at
+	// start (a connector's tasks, a target state) asks it to rejoin.
+	d.m = newMember(d)
 	fail := func(err error) (*Distributed, error) {
+		d.m.cl.Close()
 		if d.configs != nil {
 			d.configs.Close()
 		}
@@ -78,7 +82,6 @@ func NewDistributed(cfg *worker.Config, log *slog.Logger) (*Distributed, error) 
 	c.onStatus = d.publishStatus
 	c.onTopic = d.publishTopic
 	c.onReconfigure = func(string) { d.poke() }
-	d.m = newMember(d)
 	c.assigned = d.m.assignedSets
 	lctx, lcancel := context.WithCancel(context.Background())
 	d.cancel = lcancel
