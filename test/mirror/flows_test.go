@@ -87,17 +87,34 @@ func (l *ledger) finish() []string { close(l.stop); return <-l.done }
 
 // TestMirrorKillRestart kills the mirror with SIGKILL mid-stream and
 // restarts it: without exactly-once every record is on B at least once;
-// with exactly.once.source.support=enabled exactly once.
+// with exactly.once.source.support=enabled exactly once, also to a
+// three-node B with the replication factors' defaults (internal topics 3,
+// remote topics 2).
 func TestMirrorKillRestart(t *testing.T) {
-	for _, eos := range []bool{false, true} {
-		t.Run(fmt.Sprintf("exactly.once=%v", eos), func(t *testing.T) {
-			a, b := startCluster(t, "A"), startCluster(t, "B")
+	for _, c := range []struct {
+		eos, threeNodes bool
+	}{{false, false}, {true, false}, {true, true}} {
+		eos := c.eos
+		t.Run(fmt.Sprintf("exactly.once=%v target.nodes=%d", eos, map[bool]int{false: 1, true: 3}[c.threeNodes]), func(t *testing.T) {
+			a := startCluster(t, "A")
 			createTopic(t, a.addr, "events", 3, nil)
 			extra := []string{"A->B.enabled = true", "emit.checkpoints.enabled = false"}
 			if eos {
 				extra = append(extra, "exactly.once.source.support = enabled")
 			}
-			props := mm2Props(a.addr, b.addr, extra...)
+			var bAddr string
+			var props string
+			if c.threeNodes {
+				_, bAddr = startCluster3(t, "B")
+				// A's internal topic (the offset syncs) has one replica;
+				// B's take the defaults.
+				props = strings.Join(append([]string{"clusters = A, B", "A.bootstrap.servers = " + a.addr, "B.bootstrap.servers = " + bAddr,
+					"A->B.offset-syncs.topic.replication.factor = 1", "B->A.heartbeats.topic.replication.factor = 1", "refresh.topics.interval.seconds = 2", "offset.flush.interval.ms = 500"}, extra...), "\n") + "\n"
+			} else {
+				bAddr = startCluster(t, "B").addr
+				props = mm2Props(a.addr, bAddr, extra...)
+			}
+			b := struct{ addr string }{bAddr}
 			l := startLedger(t, a.addr, "events")
 			m, _ := startMirror(t, props)
 			poll.Until(t, mirrorTimeout, "records on B", func() error {
@@ -126,6 +143,19 @@ func TestMirrorKillRestart(t *testing.T) {
 				}
 			}
 			t.Logf("exactly.once=%v: %d records produced, %d on B, %d duplicates", eos, len(keys), len(recs), dups)
+			if c.threeNodes {
+				td, err := admin(t, b.addr).ListTopics(context.Background(), "A.events", "mm2-offsets.A.internal")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for topic, want := range map[string]int{"A.events": 2, "mm2-offsets.A.internal": 3} {
+					for _, p := range td[topic].Partitions {
+						if len(p.Replicas) != want {
+							t.Fatalf("%s[%d]: %d replicas, want %d (the default)", topic, p.Partition, len(p.Replicas), want)
+						}
+					}
+				}
+			}
 			if eos && dups > 0 {
 				t.Fatalf("exactly-once mirroring wrote %d duplicates", dups)
 			}

@@ -162,7 +162,7 @@ func (c *cluster) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 
 func clientOf(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(addr, ",")...)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,3 +256,56 @@ func readAll(t testing.TB, addr, topic string, want int) []*kgo.Record {
 }
 
 func ptr(s string) *string { return &s }
+
+// startCluster3 starts a three-node Vltava cluster (each node a broker and
+// a controller) and returns its nodes and bootstrap list.
+func startCluster3(t testing.TB, name string) ([]*proc, string) {
+	t.Helper()
+	var brokers, controllers, voters []string
+	for id := 1; id <= 3; id++ {
+		brokers, controllers = append(brokers, freeport.Addr(t)), append(controllers, freeport.Addr(t))
+		voters = append(voters, fmt.Sprintf("%d@%s", id, controllers[id-1]))
+	}
+	var nodes []*proc
+	for id := 1; id <= 3; id++ {
+		kv := []string{
+			"node.id=" + fmt.Sprint(id),
+			"process.roles=broker,controller",
+			"listeners=PLAINTEXT://" + brokers[id-1] + ",CONTROLLER://" + controllers[id-1],
+			"advertised.listeners=PLAINTEXT://" + brokers[id-1],
+			"controller.listener.names=CONTROLLER",
+			"inter.broker.listener.name=PLAINTEXT",
+			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+			"controller.quorum.voters=" + strings.Join(voters, ","),
+			"log.dirs=" + t.TempDir(),
+			"offsets.topic.replication.factor=3", "offsets.topic.num.partitions=6",
+			"transaction.state.log.replication.factor=3", "transaction.state.log.min.isr=2", "transaction.state.log.num.partitions=6",
+			"admin.listeners=", "rest.listeners=", "schema.registry.listeners=", "console.listeners=",
+		}
+		args := []string{"server"}
+		for _, p := range kv {
+			args = append(args, "--override", p)
+		}
+		nodes = append(nodes, startProc(t, fmt.Sprintf("cluster %s node %d", name, id), args...))
+	}
+	boot := strings.Join(brokers, ",")
+	cl := clientOf(t, boot)
+	poll.Until(t, startTimeout, "cluster "+name+" with three brokers", func() error {
+		for i, n := range nodes {
+			if !n.running() {
+				t.Fatalf("cluster %s node %d exited:\n%s", name, i+1, n.out.String())
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		bs, err := kadm.NewClient(cl).ListBrokers(ctx)
+		if err != nil {
+			return err
+		}
+		if len(bs) != 3 {
+			return fmt.Errorf("%d brokers", len(bs))
+		}
+		return nil
+	})
+	return nodes, boot
+}
