@@ -127,8 +127,8 @@ func TestTransactionBadInput(t *testing.T) {
 		t.Fatalf("second InitProducerId %+v, want epoch %d", next, p.ProducerEpoch+1)
 	}
 	state3 := stateEnds()
-	if code := produceCode(txnProduce(t, topic, 0, p.ProducerID, p.ProducerEpoch, 1, "stale")); code != kerr.ProducerFenced.Code {
-		t.Errorf("produce with a stale epoch: error %d, want PRODUCER_FENCED (from the coordinator's verification)", code)
+	if code := produceCode(txnProduce(t, topic, 0, p.ProducerID, p.ProducerEpoch, 1, "stale")); code != kerr.InvalidProducerEpoch.Code {
+		t.Errorf("produce with a stale epoch: error %d, want INVALID_PRODUCER_EPOCH (the coordinator's PRODUCER_FENCED, as Kafka's leaders answer it)", code)
 	}
 	unchanged("produce with a stale epoch", state3, data2)
 

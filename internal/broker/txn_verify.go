@@ -17,12 +17,14 @@ package broker
 // found in the metadata image and reached on its inter-broker listener, as
 // Kafka's AddPartitionsToTxnManager does. Its answer for the partition is
 // the produce error: INVALID_TXN_STATE (not added, or the transaction is
-// over), TRANSACTION_ABORTABLE, INVALID_PRODUCER_EPOCH, PRODUCER_FENCED,
-// ... Like Kafka, the coordinator errors a producer cannot act on
-// (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
-// CONCURRENT_TRANSACTIONS, or no answer) become NOT_ENOUGH_REPLICAS, which
-// every client retries, and TRANSACTION_ABORTABLE becomes INVALID_TXN_STATE
-// for Produce v10 and below, whose clients do not know it.
+// over), TRANSACTION_ABORTABLE, INVALID_PRODUCER_EPOCH (also for the
+// coordinator's PRODUCER_FENCED, as Kafka maps it: the producer aborts
+// rather than dies), ... Like Kafka, the coordinator errors a producer
+// cannot act on (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS, or no answer)
+// become NOT_ENOUGH_REPLICAS, which every client retries, and
+// TRANSACTION_ABORTABLE becomes INVALID_TXN_STATE for Produce v10 and
+// below, whose clients do not know it.
 
 import (
 	"context"
@@ -187,6 +189,15 @@ func (v *coordinatorVerifier) VerifyTransaction(ctx context.Context, img *metada
 		for _, top := range rt.Topics {
 			for _, p := range top.Partitions {
 				if top.Topic == txn.Topic && p.Partition == txn.Partition {
+					if p.ErrorCode == kerr.ProducerFenced.Code {
+						// The producer's epoch is older than the
+						// transaction's: INVALID_PRODUCER_EPOCH, which a
+						// producer handles by aborting, as Kafka's
+						// AddPartitionsToTxnManager answers it;
+						// PRODUCER_FENCED would be fatal to a live
+						// producer whose abort merely overtook its batch.
+						return fmt.Errorf("%w: the transaction coordinator fenced epoch %d", kerr.InvalidProducerEpoch, txn.ProducerEpoch)
+					}
 					return kerr.ErrorForCode(p.ErrorCode)
 				}
 			}

@@ -276,16 +276,19 @@ func TestTransactionalProduceIsVerified(t *testing.T) {
 		t.Fatalf("abort marker: error %d", c)
 	}
 	end := leo()
-	if got := code(txnProduce(t, "verified", 0, 7, 0, 3, "d")); got != kerr.ProducerFenced.Code {
-		t.Fatalf("fenced epoch: error %d, want PRODUCER_FENCED", got)
+	// The coordinator's PRODUCER_FENCED reaches the producer as
+	// INVALID_PRODUCER_EPOCH, as Kafka's AddPartitionsToTxnManager maps it:
+	// the producer aborts its transaction instead of dying.
+	if got := code(txnProduce(t, "verified", 0, 7, 0, 3, "d")); got != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("fenced epoch: error %d, want INVALID_PRODUCER_EPOCH", got)
 	}
 	if got := code(txnProduce(t, "verified", 0, 7, 1, 0, "e")); got != 0 {
 		t.Fatalf("epoch 1: error %d", got)
 	}
 	// The open transaction is epoch 1's: an epoch-0 batch is verified
 	// again, and the coordinator fences it.
-	if got := code(txnProduce(t, "verified", 0, 7, 0, 4, "f")); got != kerr.ProducerFenced.Code {
-		t.Fatalf("stale epoch while epoch 1's transaction is open: error %d, want PRODUCER_FENCED", got)
+	if got := code(txnProduce(t, "verified", 0, 7, 0, 4, "f")); got != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("stale epoch while epoch 1's transaction is open: error %d, want INVALID_PRODUCER_EPOCH", got)
 	}
 	if leo() != end+1 {
 		t.Fatalf("log end %d, want %d: only the epoch-1 batch was appended", leo(), end+1)
@@ -365,6 +368,12 @@ func TestTxnOffsetCommitIsVerified(t *testing.T) {
 	}
 	if got := pendingErr(); got != kerr.UnstableOffsetCommit.Code {
 		t.Fatalf("require_stable after the verified commit: error %d, want UNSTABLE_OFFSET_COMMIT", got)
+	}
+	// A fenced epoch (the coordinator's PRODUCER_FENCED) is
+	// INVALID_PRODUCER_EPOCH here too.
+	coord.add(23, 1, fmt.Sprintf("__consumer_offsets-%d", group.PartitionFor(grp, 50)))
+	if got := commitAs(3, 23); got != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("TxnOffsetCommit at a fenced epoch: error %d, want INVALID_PRODUCER_EPOCH", got)
 	}
 	// v5 (KIP-890 part 2): the offsets partition is added, not verified.
 	if got := commitAs(5, 22); got != 0 || coord.adds.Load() != 1 {
