@@ -67,6 +67,14 @@ type ExactlyOnceSource interface {
 	ExactlyOnceSupport(props map[string]string) ExactlyOnceSupport
 }
 
+// TransactionBoundaries is implemented by source connectors whose tasks can
+// define their own transaction boundaries through their
+// TransactionContext (KIP-618's canDefineTransactionBoundaries); without
+// it, transaction.boundary=connector is refused at validation.
+type TransactionBoundaries interface {
+	CanDefineTransactionBoundaries(props map[string]string) bool
+}
+
 // SinkConnector is a connector whose tasks write Kafka records into an
 // external system.
 type SinkConnector interface {

@@ -391,7 +391,7 @@ func (c *core) validate(name string, cfg map[string]string) error {
 	if n, ok := cfg[worker.KeyName]; ok && n != name {
 		return badRequest("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)
 	}
-	v, err := worker.ValidateConnectorConfig(cfg, c.cfg.OverridePolicy)
+	v, err := worker.ValidateConnectorConfig(cfg, c.cfg.OverridePolicy, c.cfg.ExactlyOnce())
 	if err != nil {
 		return badRequest("%v", err)
 	}
@@ -412,7 +412,7 @@ type ValidationError struct {
 func (e *ValidationError) Error() string { return e.Msg }
 
 func (c *core) validateOnly(cfg map[string]string) (*worker.Validation, error) {
-	v, err := worker.ValidateConnectorConfig(cfg, c.cfg.OverridePolicy)
+	v, err := worker.ValidateConnectorConfig(cfg, c.cfg.OverridePolicy, c.cfg.ExactlyOnce())
 	if err != nil {
 		return nil, badRequest("%v", err)
 	}

@@ -32,6 +32,11 @@ type Distributed struct {
 	m         *member
 
 	staged map[string]map[int]map[string]string // task configs read but not committed; config reader goroutine only
+	// fenceCounts is each source connector's task count record
+	// (tasks-fencing-<name>): how many tasks its last generation that ran
+	// any had, whose transactional ids are fenced before the next
+	// generation is committed. Guarded by core.mu.
+	fenceCounts map[string]int
 
 	kick   chan struct{} // asks the herder goroutine to reconcile (buffered 1)
 	cancel context.CancelFunc
@@ -49,7 +54,7 @@ func NewDistributed(cfg *worker.Config, log *slog.Logger) (*Distributed, error) 
 		offs.Close()
 		return nil, err
 	}
-	d := &Distributed{core: c, offs: offs, staged: map[string]map[int]map[string]string{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	d := &Distributed{core: c, offs: offs, staged: map[string]map[int]map[string]string{}, fenceCounts: map[string]int{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	// The member exists before the config topic is read: a record read at
 	// start (a connector's tasks, a target state) asks it to rejoin.
 	d.m = newMember(d)
@@ -173,12 +178,50 @@ func (d *Distributed) writeConfig(ctx context.Context, kvs ...[2]any) error {
 }
 
 func (d *Distributed) writeTaskConfigs(ctx context.Context, name string, cfgs []map[string]string) error {
+	fencing := d.fencingSource(name)
+	if fencing {
+		if err := d.fenceZombies(ctx, name, len(cfgs)); err != nil {
+			return err
+		}
+	}
 	var kvs [][2]any
 	for i, c := range cfgs {
 		kvs = append(kvs, [2]any{fmt.Sprintf("task-%s-%d", name, i), propsValue{c}})
 	}
 	kvs = append(kvs, [2]any{"commit-" + name, map[string]int{"tasks": len(cfgs)}})
+	if fencing && len(cfgs) > 0 {
+		kvs = append(kvs, [2]any{"tasks-fencing-" + name, map[string]int{"task-count": len(cfgs)}})
+	}
 	return d.writeConfig(ctx, kvs...)
+}
+
+// fencingSource reports whether name is a source connector whose task
+// generations are fenced (exactly.once.source.support preparing or enabled).
+func (d *Distributed) fencingSource(name string) bool {
+	if !d.cfg.Fencing() {
+		return false
+	}
+	cfg, err := d.config(name)
+	return err == nil && d.kindOf(cfg) == worker.KindSource
+}
+
+// fenceZombies fences the transactional ids from..n-1 of the tasks of the
+// connector's earlier generations (KIP-618's zombie fencing), so that a
+// task instance that outlived its generation, on a worker that has not
+// noticed, can write nothing more. The ids below from belong to tasks of
+// the next generation: each new instance fences its own id before it
+// reads the offsets it resumes from (runSourceTransactional), and an
+// instance whose config did not change keeps running as that task.
+func (d *Distributed) fenceZombies(ctx context.Context, name string, from int) error {
+	d.mu.Lock()
+	n := max(len(d.st.tasks[name]), d.fenceCounts[name])
+	d.mu.Unlock()
+	if n <= from {
+		return nil
+	}
+	fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	return worker.FenceProducers(fctx, d.cl, d.cfg.TaskTransactionalIDs(name, n)[from:])
 }
 
 // cutIndex splits "<name>-<n>".
@@ -292,6 +335,18 @@ func (d *Distributed) applyConfig(r *kgo.Record) {
 		if _, conn, tasks, err := d.restartPlan(name, v.IncludeTasks, v.OnlyFailed); err == nil {
 			go d.restartLocal(name, conn, tasks)
 		}
+	case strings.HasPrefix(key, "tasks-fencing-"):
+		name := strings.TrimPrefix(key, "tasks-fencing-")
+		var v struct {
+			TaskCount int `json:"task-count"`
+		}
+		d.mu.Lock()
+		if r.Value == nil {
+			delete(d.fenceCounts, name)
+		} else if json.Unmarshal(r.Value, &v) == nil {
+			d.fenceCounts[name] = v.TaskCount
+		}
+		d.mu.Unlock()
 	case key == "session-key":
 		// The sessioned protocol's key; requests between workers are
 		// forwarded REST calls, not signed internal ones.
@@ -586,6 +641,12 @@ func (d *Distributed) AlterOffsets(name string, offs Offsets, reset bool) (strin
 		return "", err
 	}
 	return d.alterOffsets(name, offs, reset, func(ctx context.Context, es []worker.OffsetEntry) error {
+		// No task of a fenced generation may commit offsets over these.
+		if d.fencingSource(name) {
+			if err := d.fenceZombies(ctx, name, 0); err != nil {
+				return err
+			}
+		}
 		return d.offs.Put(ctx, name, es)
 	})
 }

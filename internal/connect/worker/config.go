@@ -311,9 +311,6 @@ func ParseConfig(props map[string]string, mode Mode) (*Config, error) {
 	if _, err := consumerOpts(c.consumerProps); err != nil {
 		return nil, fmt.Errorf("worker config consumer.%w", err)
 	}
-	if c.ExactlyOnceSource != "disabled" && mode == Distributed {
-		return nil, fmt.Errorf("worker config %s=%s is not supported yet (exactly-once source connectors are not implemented); use disabled", KeyExactlyOnceSource, c.ExactlyOnceSource)
-	}
 	switch mode {
 	case Standalone:
 		if c.OffsetFile == "" {
@@ -333,6 +330,24 @@ func ParseConfig(props map[string]string, mode Mode) (*Config, error) {
 }
 
 func isDefined(k string) bool { _, ok := WorkerDef.Key(k); return ok }
+
+// ExactlyOnce reports whether source tasks run in transactions
+// (exactly.once.source.support=enabled, KIP-618).
+func (c *Config) ExactlyOnce() bool { return c.ExactlyOnceSource == "enabled" }
+
+// Fencing reports whether the worker fences the transactional ids of a
+// source connector's previous generation of tasks before committing a new
+// one, and reads the config and offsets topics with read_committed: both
+// "preparing" (the rolling-upgrade step) and "enabled".
+func (c *Config) Fencing() bool {
+	return c.ExactlyOnceSource == "preparing" || c.ExactlyOnceSource == "enabled"
+}
+
+// TransactionalID is the transactional id of a source task under
+// exactly-once support, Kafka Connect's "<group.id>-<connector>-<task>".
+func (c *Config) TransactionalID(connector string, task int) string {
+	return fmt.Sprintf("%s-%s-%d", c.GroupID, connector, task)
+}
 
 // WorkerID is the worker's id in statuses and the group: its advertised
 // host:port.

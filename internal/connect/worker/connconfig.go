@@ -204,7 +204,10 @@ func (v *Validation) Errors() []string {
 // ValidateConnectorConfig validates a connector config as Kafka's
 // AbstractHerder.validateConnectorConfig: the worker-level keys, each
 // transformation's and predicate's keys (prefixed), and the connector's own.
-func ValidateConnectorConfig(props map[string]string, overridePolicy string) (*Validation, error) {
+// exactlyOnce is the worker's exactly.once.source.support=enabled, under
+// which a source connector's exactly.once.support and transaction.boundary
+// are checked against what the connector says it can do (KIP-618).
+func ValidateConnectorConfig(props map[string]string, overridePolicy string, exactlyOnce bool) (*Validation, error) {
 	class := strings.TrimSpace(props[KeyConnectorClass])
 	if class == "" {
 		return nil, fmt.Errorf("Connector config %v contains no connector type", sortedProps(props))
@@ -249,6 +252,9 @@ func ValidateConnectorConfig(props map[string]string, overridePolicy string) (*V
 				}
 			}
 		}
+	}
+	if KindOf(conn) == KindSource {
+		validateExactlyOnce(v, conn, props, exactlyOnce)
 	}
 	// Transformations and predicates, each with its own keys.
 	for _, alias := range listOf(props[KeyTransforms]) {
@@ -450,4 +456,33 @@ func TasksMax(props map[string]string) int {
 		return 1
 	}
 	return n
+}
+
+// validateExactlyOnce is Kafka's DistributedHerder source checks: with
+// exactly.once.support=required, a worker without exactly-once support and a
+// connector that cannot promise it are errors; transaction.boundary=connector
+// needs a connector that defines boundaries.
+func validateExactlyOnce(v *Validation, conn connect.Connector, props map[string]string, exactlyOnce bool) {
+	required := strings.EqualFold(strings.TrimSpace(props[KeyExactlyOnce]), "required")
+	if !exactlyOnce {
+		if required {
+			v.addError(KeyExactlyOnce, "This worker does not have exactly-once source support enabled.")
+		}
+		return
+	}
+	if required {
+		eo, ok := conn.(connect.ExactlyOnceSource)
+		switch {
+		case !ok:
+			v.addError(KeyExactlyOnce, `The connector does not implement the API required for preflight validation of exactly-once source support. Please consult the documentation for the connector to determine whether it supports exactly-once guarantees, and then consider reconfiguring the connector to use the value "requested" for this property (which will disable this preflight check and allow the connector to be created).`)
+		case eo.ExactlyOnceSupport(props) != connect.ExactlyOnceSupported:
+			v.addError(KeyExactlyOnce, "The connector does not support exactly-once semantics with the provided configuration.")
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(props[KeyTxnBoundary]), "connector") {
+		tb, ok := conn.(connect.TransactionBoundaries)
+		if !ok || !tb.CanDefineTransactionBoundaries(props) {
+			v.addError(KeyTxnBoundary, "The connector does not support connector-defined transaction boundaries with the given configuration. Please reconfigure it to use a different transaction boundary definition.")
+		}
+	}
 }

@@ -19,11 +19,17 @@ import (
 type sourceCtx struct {
 	props   map[string]string
 	offsets offsetReader
+	txn     *txnContext // transaction.boundary=connector under exactly-once support
 }
 
 func (c sourceCtx) Configs() map[string]string                       { return c.props }
 func (c sourceCtx) OffsetStorageReader() connect.OffsetStorageReader { return c.offsets }
-func (c sourceCtx) TransactionContext() connect.TransactionContext   { return nil }
+func (c sourceCtx) TransactionContext() connect.TransactionContext {
+	if c.txn == nil {
+		return nil
+	}
+	return c.txn
+}
 
 type offsetReader struct {
 	store     OffsetStore
@@ -178,6 +184,9 @@ func (s *submitted) waitDrained(d time.Duration) bool {
 // offset.flush.interval.ms and when the task stops.
 func (t *taskRun) runSource(task connect.SourceTask, conv *Converters, chain *Chain, ep errorPolicy) error {
 	w := t.w
+	if w.cfg.ExactlyOnce() {
+		return t.runSourceTransactional(task, conv, chain, ep)
+	}
 	name := t.id.Connector
 	props, err := t.clientOverrides("producer", w.cfg.producerProps)
 	if err != nil {

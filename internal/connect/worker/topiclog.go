@@ -15,12 +15,15 @@ import (
 // TopicLog is one of distributed mode's internal topics (Kafka's
 // KafkaBasedLog): a compacted topic read from the start by one goroutine,
 // each record handed to apply in order, and written to with acks=all.
+// Under exactly-once source support it is read with read_committed, so the
+// offsets of an aborted source transaction are never applied.
 type TopicLog struct {
-	topic string
-	cl    *kgo.Client
-	adm   *kadm.Client
-	apply func(r *kgo.Record)
-	log   *slog.Logger
+	topic     string
+	committed bool // read_committed: the end is the last stable offset
+	cl        *kgo.Client
+	adm       *kadm.Client
+	apply     func(r *kgo.Record)
+	log       *slog.Logger
 
 	mu   sync.Mutex // guards read (the next offset to read per partition)
 	read map[int32]int64
@@ -38,6 +41,11 @@ func OpenTopicLog(cfg *Config, log *slog.Logger, topic string, partitions int32,
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.FetchMaxWait(200*time.Millisecond),
 	)
+	if cfg.Fencing() {
+		// Control records are kept so that the read position passes the
+		// commit and abort markers and reaches the last stable offset.
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
@@ -50,7 +58,7 @@ func OpenTopicLog(cfg *Config, log *slog.Logger, topic string, partitions int32,
 		return nil, fmt.Errorf("creating %s: %w", topic, err)
 	}
 	lctx, lcancel := context.WithCancel(context.Background())
-	l := &TopicLog{topic: topic, cl: cl, adm: kadm.NewClient(cl), apply: apply, log: log, read: map[int32]int64{}, cancel: lcancel, done: make(chan struct{})}
+	l := &TopicLog{topic: topic, committed: cfg.Fencing(), cl: cl, adm: kadm.NewClient(cl), apply: apply, log: log, read: map[int32]int64{}, cancel: lcancel, done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	go l.run(lctx)
 	return l, nil
@@ -69,7 +77,9 @@ func (l *TopicLog) run(ctx context.Context) {
 			}
 		})
 		fs.EachRecord(func(r *kgo.Record) {
-			l.apply(r)
+			if !r.Attrs.IsControl() {
+				l.apply(r)
+			}
 			l.mu.Lock()
 			l.read[r.Partition] = r.Offset + 1
 			l.mu.Unlock()
@@ -86,7 +96,11 @@ func (l *TopicLog) ReadToEnd(ctx context.Context) error {
 	var ends kadm.ListedOffsets
 	for {
 		var err error
-		ends, err = l.adm.ListEndOffsets(ctx, l.topic)
+		if l.committed {
+			ends, err = l.adm.ListCommittedOffsets(ctx, l.topic)
+		} else {
+			ends, err = l.adm.ListEndOffsets(ctx, l.topic)
+		}
 		if err == nil {
 			err = ends.Error()
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vltava/vltava/connect"
 )
@@ -40,8 +41,20 @@ func TestParseConfigRefusesUnknownAndUnsupportedKeys(t *testing.T) {
 	if _, err := ParseConfig(map[string]string{"bootstrap.servers": "x:1", "group.id": "g", "config.storage.topic": "c", "offset.storage.topic": "o"}, Distributed); err == nil || !strings.Contains(err.Error(), "status.storage.topic") {
 		t.Errorf("distributed without status.storage.topic: %v", err)
 	}
-	if _, err := ParseConfig(map[string]string{"bootstrap.servers": "x:1", "group.id": "g", "config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s", "exactly.once.source.support": "enabled"}, Distributed); err == nil {
-		t.Error("exactly.once.source.support=enabled accepted without an implementation")
+	for _, v := range []string{"disabled", "preparing", "enabled"} {
+		c, err := ParseConfig(map[string]string{"bootstrap.servers": "x:1", "group.id": "g", "config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s", "exactly.once.source.support": v}, Distributed)
+		if err != nil {
+			t.Fatalf("exactly.once.source.support=%s: %v", v, err)
+		}
+		if c.ExactlyOnce() != (v == "enabled") || c.Fencing() != (v != "disabled") {
+			t.Errorf("exactly.once.source.support=%s: ExactlyOnce %v Fencing %v", v, c.ExactlyOnce(), c.Fencing())
+		}
+		if id := c.TransactionalID("conn", 2); id != "g-conn-2" {
+			t.Errorf("transactional id %q, want g-conn-2", id)
+		}
+	}
+	if _, err := ParseConfig(map[string]string{"bootstrap.servers": "x:1", "offset.storage.file.filename": "/tmp/o", "exactly.once.source.support": "enabled"}, Standalone); err == nil {
+		t.Error("exactly.once.source.support=enabled accepted in standalone mode")
 	}
 }
 
@@ -165,5 +178,85 @@ func TestChainWithPredicateAndNegate(t *testing.T) {
 	}
 	if _, err := NewChain(map[string]string{"transforms": "t", "transforms.t.type": "test.Upper", "transforms.t.predicate": "none"}); err == nil {
 		t.Fatal("undefined predicate accepted")
+	}
+}
+
+type eoConnector struct {
+	connect.SourceConnector
+	support    connect.ExactlyOnceSupport
+	boundaries bool
+}
+
+func (c eoConnector) ExactlyOnceSupport(map[string]string) connect.ExactlyOnceSupport {
+	return c.support
+}
+func (c eoConnector) CanDefineTransactionBoundaries(map[string]string) bool { return c.boundaries }
+
+// Kafka's preflight checks of a source connector under exactly-once support.
+func TestValidateExactlyOnce(t *testing.T) {
+	type plain struct{ connect.SourceConnector }
+	for _, c := range []struct {
+		name  string
+		conn  connect.Connector
+		props map[string]string
+		eos   bool
+		want  string // the error's start on its key, "" for none
+	}{
+		{"required without worker support", eoConnector{support: connect.ExactlyOnceSupported}, map[string]string{KeyExactlyOnce: "required"}, false, "This worker does not have exactly-once source support enabled."},
+		{"requested without worker support", plain{}, map[string]string{KeyExactlyOnce: "requested"}, false, ""},
+		{"required, supported", eoConnector{support: connect.ExactlyOnceSupported}, map[string]string{KeyExactlyOnce: "required"}, true, ""},
+		{"required, unsupported", eoConnector{support: connect.ExactlyOnceUnsupported}, map[string]string{KeyExactlyOnce: "required"}, true, "The connector does not support exactly-once semantics"},
+		{"required, no preflight", plain{}, map[string]string{KeyExactlyOnce: "required"}, true, "The connector does not implement the API required for preflight validation"},
+		{"requested, no preflight", plain{}, map[string]string{KeyExactlyOnce: "requested"}, true, ""},
+		{"connector boundaries, able", eoConnector{boundaries: true}, map[string]string{KeyTxnBoundary: "connector"}, true, ""},
+		{"connector boundaries, unable", eoConnector{}, map[string]string{KeyTxnBoundary: "connector"}, true, "The connector does not support connector-defined transaction boundaries"},
+		{"connector boundaries, no API", plain{}, map[string]string{KeyTxnBoundary: "connector"}, true, "The connector does not support connector-defined transaction boundaries"},
+		{"poll boundaries", plain{}, map[string]string{KeyTxnBoundary: "poll"}, true, ""},
+	} {
+		v := &Validation{}
+		validateExactlyOnce(v, c.conn, c.props, c.eos)
+		errs := v.Errors()
+		switch {
+		case c.want == "" && len(errs) != 0:
+			t.Errorf("%s: %v, want no error", c.name, errs)
+		case c.want != "" && (len(errs) != 1 || !strings.Contains(errs[0], c.want)):
+			t.Errorf("%s: %v, want %q", c.name, errs, c.want)
+		}
+	}
+}
+
+// The task's transaction requests: abort wins over commit at one point, and
+// a batch's requests do not leak into the next.
+func TestTxnContext(t *testing.T) {
+	c := newTxnContext()
+	a, b := &connect.SourceRecord{}, &connect.SourceRecord{}
+	c.CommitTransactionAfter(a)
+	c.CommitTransactionAfter(b)
+	c.AbortTransactionAfter(b)
+	if commit, abort := c.afterRecord(a); !commit || abort {
+		t.Errorf("after a: commit %v abort %v", commit, abort)
+	}
+	if commit, abort := c.afterRecord(b); commit || !abort {
+		t.Errorf("after b: commit %v abort %v", commit, abort)
+	}
+	c.CommitTransaction()
+	if commit, abort := c.afterBatch(); !commit || abort {
+		t.Errorf("batch: commit %v abort %v", commit, abort)
+	}
+	c.CommitTransactionAfter(a)
+	c.afterBatch()
+	if commit, abort := c.afterRecord(a); commit || abort || len(c.commitAfter) != 0 {
+		t.Error("a request for a record of an earlier batch survived it")
+	}
+}
+
+func TestTransactionalProducerProps(t *testing.T) {
+	if _, d, err := transactionalProducerProps(map[string]string{"acks": "all", "transaction.timeout.ms": "30000", "linger.ms": "5"}); err != nil || d != 30*time.Second {
+		t.Errorf("%v %v", d, err)
+	}
+	for _, bad := range []map[string]string{{"acks": "1"}, {"enable.idempotence": "false"}, {"transactional.id": "x"}, {"transaction.timeout.ms": "-1"}} {
+		if _, _, err := transactionalProducerProps(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
 	}
 }
