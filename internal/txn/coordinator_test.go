@@ -437,9 +437,6 @@ func TestMarkersPerBroker(t *testing.T) {
 	h.waitState("t2", StateCompleteAbort)
 }
 
-// TestTimeoutAbort: an ongoing transaction past its timeout is aborted by
-// the coordinator at a bumped epoch, so the producer's late commit is
-// fenced.
 // TestTimeoutAbort: a transaction past its timeout is aborted at a
 // bumped epoch (bumped twice at transaction.version 2, as Kafka 4's
 // coordinator ends it as an EndTxn of that version); the commit or abort
