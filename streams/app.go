@@ -230,6 +230,42 @@ func (a *App) Metrics() TaskMetrics {
 	return m
 }
 
+// ThreadMetadata describes one stream thread of this instance (Kafka
+// Streams' ThreadMetadata).
+type ThreadMetadata struct {
+	// ThreadName is the thread's client ID,
+	// <client.id>-<process>-StreamThread-<n>.
+	ThreadName string
+	// ActiveTasks are the tasks the thread runs, sorted.
+	ActiveTasks []TaskID
+	// StandbyTasks are the standby tasks the thread keeps, sorted.
+	StandbyTasks []TaskID
+}
+
+// LocalThreadsMetadata describes this instance's stream threads (Kafka
+// Streams' KafkaStreams.metadataForLocalThreads).
+func (a *App) LocalThreadsMetadata() []ThreadMetadata {
+	clientID := a.cfg.ClientID
+	if clientID == "" {
+		clientID = a.cfg.ApplicationID
+	}
+	var out []ThreadMetadata
+	for i, th := range a.threads {
+		md := ThreadMetadata{ThreadName: fmt.Sprintf("%s-%s-StreamThread-%d", clientID, a.processID, i+1)}
+		th.mu.Lock()
+		for id := range th.mu.tasks {
+			md.ActiveTasks = append(md.ActiveTasks, id)
+		}
+		th.mu.Unlock()
+		th.standby.Lock()
+		md.StandbyTasks = append(md.StandbyTasks, th.standby.running...)
+		th.standby.Unlock()
+		sort.Slice(md.ActiveTasks, func(i, j int) bool { return md.ActiveTasks[i].String() < md.ActiveTasks[j].String() })
+		out = append(out, md)
+	}
+	return out
+}
+
 // prepareTopics checks that the source topics exist and are
 // co-partitioned, sizes the repartition topics and creates the internal
 // topics.

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -15,8 +16,17 @@ import (
 // cooperative protocol): first its owner revokes it, then the new owner
 // gets it. Each member's application.server travels in its metadata and
 // the assignment carries every member's tasks, for QueryMetadataForKey.
+// With num.standby.replicas it also gives each task that many standby
+// tasks, each on a member of another process than the active task's.
 type taskBalancer struct {
 	app *App
+	th  *thread // the thread whose client this balancer serves
+}
+
+// memberInfo is a member's user data in its join metadata.
+type memberInfo struct {
+	Server  string `json:"server"`
+	Process string `json:"process"`
 }
 
 // assignmentInfo is the user data of every assignment.
@@ -25,6 +35,12 @@ type assignmentInfo struct {
 	Hosts map[string][]string `json:"hosts"`
 	// Partitions is each sub-topology's partition count.
 	Partitions map[int]int32 `json:"partitions"`
+	// StandbyHosts maps application.server to the standby tasks its
+	// threads hold.
+	StandbyHosts map[string][]string `json:"standby_hosts,omitempty"`
+	// Standby lists the standby tasks of the member receiving this
+	// assignment.
+	Standby []string `json:"standby,omitempty"`
 }
 
 func (b taskBalancer) ProtocolName() string { return "vltava-streams" }
@@ -34,7 +50,7 @@ func (b taskBalancer) JoinGroupMetadata(topics []string, current map[string][]in
 	m := kmsg.NewConsumerMemberMetadata()
 	m.Version = 2
 	m.Topics = topics
-	m.UserData = []byte(b.app.cfg.ApplicationServer)
+	m.UserData, _ = json.Marshal(memberInfo{Server: b.app.cfg.ApplicationServer, Process: b.app.processID})
 	m.Generation = generation
 	var names []string
 	for t := range current {
@@ -61,15 +77,27 @@ func (b taskBalancer) ParseSyncAssignment(assignment []byte) (map[string][]int32
 	}
 	var info assignmentInfo
 	if len(a.UserData) > 0 && json.Unmarshal(a.UserData, &info) == nil {
+		var standby []TaskID
+		for _, s := range info.Standby {
+			var id TaskID
+			if _, err := fmt.Sscanf(s, "%d_%d", &id.Subtopology, &id.Partition); err == nil {
+				standby = append(standby, id)
+			}
+		}
+		info.Standby = nil
 		b.app.setAssignmentInfo(&info)
+		if b.th != nil {
+			b.th.setStandby(standby)
+		}
 	}
 	return out, nil
 }
 
 type memberMeta struct {
-	id     string
-	server string
-	owned  map[TaskID]bool
+	id      string
+	server  string
+	process string
+	owned   map[TaskID]bool
 }
 
 func (b taskBalancer) MemberBalancer(members []kmsg.JoinGroupResponseMember) (kgo.GroupMemberBalancer, map[string]struct{}, error) {
@@ -80,7 +108,11 @@ func (b taskBalancer) MemberBalancer(members []kmsg.JoinGroupResponseMember) (kg
 		if err := meta.ReadFrom(m.ProtocolMetadata); err != nil {
 			return nil, nil, err
 		}
-		mm := &memberMeta{id: m.MemberID, server: string(meta.UserData), owned: map[TaskID]bool{}}
+		var mi memberInfo
+		if json.Unmarshal(meta.UserData, &mi) != nil {
+			return nil, nil, fmt.Errorf("streams: member %s: user data is not a streams member's", m.MemberID)
+		}
+		mm := &memberMeta{id: m.MemberID, server: mi.Server, process: mi.Process, owned: map[TaskID]bool{}}
 		for _, t := range meta.Topics {
 			topics[t] = struct{}{}
 		}
@@ -174,9 +206,25 @@ func (tb *taskBalance) Balance(topics map[string]int32) kgo.IntoSyncAssignment {
 			info.Hosts[holder.server] = append(info.Hosts[holder.server], id.String())
 		}
 	}
-	ud, _ := json.Marshal(info)
+	standby := tb.standbys(tasks, target, owner, app.cfg.NumStandbyReplicas)
+	for m, ids := range standby {
+		if m.server != "" {
+			if info.StandbyHosts == nil {
+				info.StandbyHosts = map[string][]string{}
+			}
+			for _, id := range ids {
+				info.StandbyHosts[m.server] = append(info.StandbyHosts[m.server], id.String())
+			}
+		}
+	}
 	var plan syncPlan
 	for _, m := range ms {
+		mine := info
+		mine.Standby = nil
+		for _, id := range standby[m] {
+			mine.Standby = append(mine.Standby, id.String())
+		}
+		ud, _ := json.Marshal(mine)
 		a := kmsg.NewConsumerMemberAssignment()
 		a.Version = 1
 		byTopic := map[string][]int32{}
@@ -204,4 +252,38 @@ func (tb *taskBalance) Balance(topics map[string]int32) kgo.IntoSyncAssignment {
 		plan = append(plan, sa)
 	}
 	return plan
+}
+
+// standbys places n standby tasks of every task, each on a member of a
+// process that holds neither the task's active copy nor another of its
+// standbys (Kafka Streams places standbys on other clients), choosing the
+// member with the fewest standbys so far. A task gets fewer than n when
+// there are not enough other processes.
+func (tb *taskBalance) standbys(tasks []TaskID, target, owner map[TaskID]*memberMeta, n int) map[*memberMeta][]TaskID {
+	out := map[*memberMeta][]TaskID{}
+	if n <= 0 {
+		return out
+	}
+	ms := append([]*memberMeta(nil), tb.members...)
+	sort.Slice(ms, func(i, j int) bool { return ms[i].id < ms[j].id })
+	for _, id := range tasks {
+		used := map[string]bool{target[id].process: true}
+		if o := owner[id]; o != nil {
+			used[o.process] = true // still active there until it revokes
+		}
+		for range n {
+			var best *memberMeta
+			for _, m := range ms {
+				if !used[m.process] && (best == nil || len(out[m]) < len(out[best])) {
+					best = m
+				}
+			}
+			if best == nil {
+				break
+			}
+			used[best.process] = true
+			out[best] = append(out[best], id)
+		}
+	}
+	return out
 }

@@ -30,6 +30,11 @@ type Config struct {
 	ProcessingGuarantee string
 	// NumStreamThreads (num.stream.threads, default 1).
 	NumStreamThreads int
+	// NumStandbyReplicas (num.standby.replicas, default 0): standby tasks
+	// per task, each on another instance, keeping a copy of the task's
+	// logged stores from their changelogs so that a task moving there
+	// restores only what the standby had not read yet.
+	NumStandbyReplicas int
 	// CommitInterval (commit.interval.ms): 30 s, or 100 ms under
 	// exactly_once_v2.
 	CommitInterval time.Duration
@@ -57,8 +62,7 @@ type Config struct {
 }
 
 // ParseConfig reads Kafka Streams properties. A key outside the
-// implemented set, or a value not implemented (num.standby.replicas > 0, a
-// record cache, topology optimization, max.task.idle.ms other than -1), is
+// implemented set, or a value not implemented (a record cache, topology optimization, max.task.idle.ms other than -1), is
 // an error naming the key.
 func ParseConfig(props map[string]string) (Config, error) {
 	c := Config{ProcessingGuarantee: AtLeastOnce, TimestampExtractor: FailOnInvalidTimestamp, NumStreamThreads: 1, ReplicationFactor: -1,
@@ -131,9 +135,11 @@ func ParseConfig(props map[string]string) (Config, error) {
 		case "client.id":
 			c.ClientID = v
 		case "num.standby.replicas":
-			if v != "0" {
-				return c, bad("standby replicas are not implemented; only 0 is accepted")
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return c, bad("want an integer >= 0")
 			}
+			c.NumStandbyReplicas = n
 		case "statestore.cache.max.bytes", "cache.max.bytes.buffering":
 			if v != "0" {
 				return c, bad("the record cache is not implemented (every update is forwarded, as with a cache of 0); only 0 is accepted")
@@ -172,7 +178,7 @@ func (c Config) String() string {
 	if c.DeserializationHandler == DeserializationContinue {
 		handler = "LogAndContinueExceptionHandler"
 	}
-	return fmt.Sprintf("application.id=%s\nbootstrap.servers=%s\nprocessing.guarantee=%s\nnum.stream.threads=%d\ncommit.interval.ms=%d\nstate.dir=%s\ndefault.deserialization.exception.handler=%s\napplication.server=%s\nreplication.factor=%d\nclient.id=%s\n",
-		c.ApplicationID, strings.Join(c.BootstrapServers, ","), c.ProcessingGuarantee, c.NumStreamThreads,
+	return fmt.Sprintf("application.id=%s\nbootstrap.servers=%s\nprocessing.guarantee=%s\nnum.stream.threads=%d\nnum.standby.replicas=%d\ncommit.interval.ms=%d\nstate.dir=%s\ndefault.deserialization.exception.handler=%s\napplication.server=%s\nreplication.factor=%d\nclient.id=%s\n",
+		c.ApplicationID, strings.Join(c.BootstrapServers, ","), c.ProcessingGuarantee, c.NumStreamThreads, c.NumStandbyReplicas,
 		c.CommitInterval.Milliseconds(), c.StateDir, handler, c.ApplicationServer, c.ReplicationFactor, c.ClientID)
 }

@@ -3,6 +3,7 @@ package streams
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // Queryable is what holds local stores for interactive queries: an App or
@@ -163,6 +164,9 @@ type KeyQueryMetadata struct {
 	// key's task ("" if unknown: no assignment yet, or the instance has no
 	// application.server).
 	ActiveHost string
+	// StandbyHosts are the application.server of the instances holding a
+	// standby of the key's task (num.standby.replicas), sorted.
+	StandbyHosts []string
 	// Partition is the key's partition (Kafka's murmur2 of the serialized
 	// key, as the default partitioner put it there).
 	Partition int32
@@ -199,6 +203,12 @@ func QueryMetadataForKey[K any](a *App, store string, key K, keySerde Serde[K]) 
 				md.ActiveHost = host
 			}
 		}
+		for host, tasks := range info.StandbyHosts {
+			if contains(tasks, md.Task.String()) {
+				md.StandbyHosts = append(md.StandbyHosts, host)
+			}
+		}
+		sort.Strings(md.StandbyHosts)
 	}
 	return md, nil
 }

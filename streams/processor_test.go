@@ -122,7 +122,7 @@ func TestParseConfig(t *testing.T) {
 	if err != nil || c.CommitInterval != 100*time.Millisecond || len(c.BootstrapServers) != 2 {
 		t.Fatalf("EOS config %+v %v: want 100ms commit interval, two servers", c, err)
 	}
-	for key, val := range map[string]string{"num.standby.replicas": "1", "no.such.key": "x", "processing.guarantee": "exactly_once", "statestore.cache.max.bytes": "10485760", "max.task.idle.ms": "0"} {
+	for key, val := range map[string]string{"num.standby.replicas": "-1", "no.such.key": "x", "processing.guarantee": "exactly_once", "statestore.cache.max.bytes": "10485760", "max.task.idle.ms": "0"} {
 		_, err := streams.ParseConfig(map[string]string{"application.id": "a", key: val})
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=%s: %v, want an error naming the key", key, val, err)

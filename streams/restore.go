@@ -68,10 +68,11 @@ func (a *App) restoreStores(ctx context.Context, stores map[string]map[int32]*st
 			if lo, ok := ends.Lookup(t, p); ok {
 				end = lo.Offset
 			}
+			from := s.restoreFrom
 			if a.restore != nil {
-				a.restore.OnRestoreStart(s.spec.name, p, 0, end)
+				a.restore.OnRestoreStart(s.spec.name, p, from, end)
 			}
-			if end <= 0 {
+			if end <= from {
 				if a.restore != nil {
 					a.restore.OnRestoreEnd(s.spec.name, p, 0)
 				}
@@ -81,8 +82,8 @@ func (a *App) restoreStores(ctx context.Context, stores map[string]map[int32]*st
 				consume[t] = map[int32]kgo.Offset{}
 				todo[t] = map[int32]*prog{}
 			}
-			consume[t][p] = kgo.NewOffset().AtStart()
-			todo[t][p] = &prog{end: end, s: s}
+			consume[t][p] = kgo.NewOffset().At(from)
+			todo[t][p] = &prog{end: end, next: from, s: s}
 		}
 	}
 	if len(consume) == 0 {

@@ -14,6 +14,9 @@ type storeInst struct {
 	bs        byteStore
 	changelog string // "" when not logged
 	t         *task
+	// restoreFrom is the changelog offset a restore starts at: 0, or the
+	// position of the standby task the store comes from.
+	restoreFrom int64
 }
 
 func changelogTopic(appID, store string) string { return appID + "-" + store + "-changelog" }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -55,6 +56,27 @@ type thread struct {
 	produceErr atomic.Pointer[error]
 	partCache  sync.Map // user topic -> int32 partitions
 	part       *streamsPartitioner
+
+	// standby: the standby tasks the last assignment gave this thread
+	// (set from the client's sync callback) and the ones running (set by
+	// the run goroutine), for LocalThreadsMetadata.
+	standby struct {
+		sync.Mutex
+		want    map[TaskID]bool
+		running []TaskID
+	}
+	// Owned by the run goroutine: the standby tasks and the client
+	// reading their changelogs (nil with none).
+	standbys map[TaskID]*standbyTask
+	scl      *kgo.Client
+}
+
+// standbyTask is a standby task (Kafka Streams' StandbyTask): a task's
+// logged stores, kept up to date from their changelogs, and the next
+// changelog offset of each.
+type standbyTask struct {
+	stores map[string]*storeInst // changelog topic -> store
+	next   map[string]int64      // changelog topic -> next offset
 }
 
 func newThread(a *App, idx int) (*thread, error) {
@@ -63,6 +85,8 @@ func newThread(a *App, idx int) (*thread, error) {
 		dir: filepath.Join(a.cfg.StateDir, a.cfg.ApplicationID, a.processID)}
 	th.mu.tasks = map[TaskID]*task{}
 	th.pending.assigned = map[TaskID]bool{}
+	th.standby.want = map[TaskID]bool{}
+	th.standbys = map[TaskID]*standbyTask{}
 	var topics []string
 	for t := range a.topicSub {
 		topics = append(topics, t)
@@ -77,7 +101,7 @@ func newThread(a *App, idx int) (*thread, error) {
 		kgo.ClientID(fmt.Sprintf("%s-%s-StreamThread-%d", clientID, a.processID, idx+1)),
 		kgo.ConsumerGroup(a.cfg.ApplicationID),
 		kgo.ConsumeTopics(topics...),
-		kgo.Balancers(taskBalancer{app: a}),
+		kgo.Balancers(taskBalancer{app: a, th: th}),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // auto.offset.reset=earliest, Kafka Streams' default
 		kgo.RecordPartitioner(th.part),
@@ -266,9 +290,17 @@ func (th *thread) ensureTasks(ctx context.Context, need map[TaskID]bool) error {
 	}
 	for _, id := range missing {
 		dir := filepath.Join(th.dir, id.String())
-		// No checkpoints: a task's local state is always rebuilt from its
-		// changelog, so a crash can never leave it ahead of the log.
-		if err := os.RemoveAll(dir); err != nil {
+		// A standby of the task becomes it: its stores are kept and
+		// restore from where the standby had read to.
+		sb := th.standbys[id]
+		if sb != nil {
+			delete(th.standbys, id)
+			th.rebuildStandbyClient()
+			th.log.Info("standby task promoted", "task", id)
+		} else if err := os.RemoveAll(dir); err != nil {
+			// No checkpoints: a task's local state is always rebuilt
+			// from its changelog, so a crash can never leave it ahead of
+			// the log.
 			return fail(err)
 		}
 		stores := map[string]*storeInst{}
@@ -278,9 +310,16 @@ func (th *thread) ensureTasks(ctx context.Context, need map[TaskID]bool) error {
 			if spec.global {
 				continue
 			}
-			s, err := openStore(a.cfg.ApplicationID, spec, dir, changelogFor(a.cfg.ApplicationID, spec), nil)
-			if err != nil {
-				return fail(err)
+			changelog := changelogFor(a.cfg.ApplicationID, spec)
+			var s *storeInst
+			if sb != nil && sb.stores[changelog] != nil {
+				s = sb.stores[changelog]
+				s.restoreFrom = sb.next[changelog]
+			} else {
+				var err error
+				if s, err = openStore(a.cfg.ApplicationID, spec, dir, changelog, nil); err != nil {
+					return fail(err)
+				}
 			}
 			stores[name] = s
 			if s.changelog != "" {
@@ -395,6 +434,7 @@ func (th *thread) run(ctx context.Context) (err error) {
 			th.closeTaskLocked(id)
 		}
 		th.mu.Unlock()
+		th.closeStandbys()
 		if th.eos {
 			th.sess.Close()
 		} else {
@@ -440,6 +480,10 @@ func (th *thread) run(ctx context.Context) (err error) {
 			}
 			return err
 		}
+		if err := th.ensureStandbys(); err != nil {
+			return err
+		}
+		th.applyStandbys()
 		if err := th.process(fs); err != nil {
 			return err
 		}
@@ -555,4 +599,173 @@ func (th *thread) finalCommit() error {
 		return fmt.Errorf("streams: final commit: %w", err)
 	}
 	return nil
+}
+
+// setStandby records the standby tasks of the assignment just received.
+func (th *thread) setStandby(ids []TaskID) {
+	th.standby.Lock()
+	defer th.standby.Unlock()
+	th.standby.want = map[TaskID]bool{}
+	for _, id := range ids {
+		th.standby.want[id] = true
+	}
+}
+
+// ensureStandbys opens the standby tasks assigned to this thread (unless
+// the task runs here as an active task) and closes the ones no longer
+// assigned, then points the standby client at their changelogs.
+func (th *thread) ensureStandbys() error {
+	th.standby.Lock()
+	want := maps.Clone(th.standby.want)
+	th.standby.Unlock()
+	th.mu.Lock()
+	active := map[TaskID]bool{}
+	for id := range th.mu.tasks {
+		active[id] = true
+	}
+	th.mu.Unlock()
+	changed := false
+	for id := range th.standbys {
+		if !want[id] || active[id] {
+			th.closeStandby(id)
+			changed = true
+		}
+	}
+	a := th.a
+	for id := range want {
+		if th.standbys[id] != nil || active[id] {
+			continue
+		}
+		dir := filepath.Join(th.dir, id.String())
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		sb := &standbyTask{stores: map[string]*storeInst{}, next: map[string]int64{}}
+		for _, name := range a.topo.subs[id.Subtopology].stores {
+			spec := a.topo.stores[name]
+			changelog := changelogFor(a.cfg.ApplicationID, spec)
+			if spec.global || changelog == "" {
+				continue // a store without a changelog cannot be kept
+			}
+			s, err := openStore(a.cfg.ApplicationID, spec, dir, changelog, nil)
+			if err != nil {
+				for _, o := range sb.stores {
+					_ = o.bs.close()
+				}
+				return err
+			}
+			sb.stores[changelog] = s
+		}
+		th.standbys[id] = sb
+		changed = true
+		th.log.Info("standby task running", "task", id)
+	}
+	if changed {
+		th.rebuildStandbyClient()
+	}
+	return nil
+}
+
+// closeStandby closes a standby task and deletes its state.
+func (th *thread) closeStandby(id TaskID) {
+	sb := th.standbys[id]
+	if sb == nil {
+		return
+	}
+	for _, s := range sb.stores {
+		if err := s.bs.close(); err != nil {
+			th.log.Warn("closing standby store", "task", id, "store", s.spec.name, "err", err)
+		}
+	}
+	delete(th.standbys, id)
+	_ = os.RemoveAll(filepath.Join(th.dir, id.String()))
+}
+
+// rebuildStandbyClient replaces the standby client with one reading every
+// standby changelog partition from its next offset (read committed under
+// exactly_once_v2, so an aborted transaction never reaches a standby).
+func (th *thread) rebuildStandbyClient() {
+	if th.scl != nil {
+		th.scl.Close()
+		th.scl = nil
+	}
+	consume := map[string]map[int32]kgo.Offset{}
+	var running []TaskID
+	for id, sb := range th.standbys {
+		running = append(running, id)
+		for changelog := range sb.stores {
+			if consume[changelog] == nil {
+				consume[changelog] = map[int32]kgo.Offset{}
+			}
+			consume[changelog][id.Partition] = kgo.NewOffset().At(sb.next[changelog])
+		}
+	}
+	sort.Slice(running, func(i, j int) bool { return running[i].String() < running[j].String() })
+	th.standby.Lock()
+	th.standby.running = running
+	th.standby.Unlock()
+	if len(consume) == 0 {
+		return
+	}
+	opts := append([]kgo.Opt{kgo.SeedBrokers(th.a.cfg.BootstrapServers...), kgo.ConsumePartitions(consume),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, th.a.clientOpts...)
+	if th.eos {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		// Only a bad option fails here, and the same options made the
+		// thread's own client.
+		th.log.Warn("standby client", "err", err)
+		return
+	}
+	th.scl = cl
+}
+
+// applyStandbys writes the changelog records the standby client has
+// fetched into the standby stores, without waiting for more.
+func (th *thread) applyStandbys() {
+	if th.scl == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	fs := th.scl.PollFetches(ctx)
+	cancel()
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if p.Err != nil || len(p.Records) == 0 {
+			return
+		}
+		var sb *standbyTask
+		for id, t := range th.standbys {
+			if id.Partition == p.Partition && t.stores[p.Topic] != nil {
+				sb = t
+				break
+			}
+		}
+		if sb == nil {
+			return // a task promoted or closed since the fetch
+		}
+		s := sb.stores[p.Topic]
+		for _, r := range p.Records {
+			if r.Offset < sb.next[p.Topic] {
+				continue
+			}
+			s.bs.put(r.Key, r.Value)
+			sb.next[p.Topic] = r.Offset + 1
+		}
+	})
+}
+
+// closeStandbys closes every standby task and the standby client.
+func (th *thread) closeStandbys() {
+	for id := range th.standbys {
+		th.closeStandby(id)
+	}
+	if th.scl != nil {
+		th.scl.Close()
+		th.scl = nil
+	}
+	th.standby.Lock()
+	th.standby.running = nil
+	th.standby.Unlock()
 }
