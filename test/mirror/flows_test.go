@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/vltava/vltava/internal/mirror"
 	"github.com/vltava/vltava/internal/testing/freeport"
@@ -231,4 +232,51 @@ func TestMirrorBadInput(t *testing.T) {
 	if !m.running() {
 		t.Fatal("the mirror exited after a source topic was deleted")
 	}
+}
+
+// TestMirrorSecureSource mirrors from a cluster whose listener is
+// SASL_PLAINTEXT with PLAIN, with the source's client settings under its
+// alias (A.security.protocol, A.sasl.mechanism, A.sasl.jaas.config) while
+// B stays PLAINTEXT; with a wrong password nothing is copied.
+func TestMirrorSecureSource(t *testing.T) {
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_mirror="mirror-secret";`
+	auth := []kgo.Opt{kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())}
+	a := startClusterWith(t, "A", freeport.Addr(t), auth,
+		"listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"sasl.enabled.mechanisms=PLAIN", "sasl.mechanism.inter.broker.protocol=PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config="+jaas)
+	b := startCluster(t, "B")
+	adm := kadm.NewClient(clientOf(t, a.addr, auth...))
+	if resp, err := adm.CreateTopic(context.Background(), 2, 1, nil, "secrets"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	prod := clientOf(t, a.addr, append(auth, kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	var recs []*kgo.Record
+	for p := int32(0); p < 2; p++ {
+		for i := 0; i < 50; i++ {
+			recs = append(recs, &kgo.Record{Topic: "secrets", Partition: p, Key: []byte(fmt.Sprintf("secrets-%d-%d", p, i)),
+				Headers: []kgo.RecordHeader{{Key: "seq", Value: []byte(fmt.Sprint(i))}}})
+		}
+	}
+	if err := prod.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	secure := func(password string) []string {
+		return []string{"A->B.enabled = true", "A.security.protocol = SASL_PLAINTEXT", "A.sasl.mechanism = PLAIN",
+			`A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="mirror" password="` + password + `";`,
+			"A->B.offset-syncs.topic.location = target", "sync.topic.acls.enabled = false", "B->A.emit.heartbeats.enabled = false"}
+	}
+	wrong, _ := startMirror(t, mm2Props(a.addr, b.addr, secure("not-the-password")...))
+	poll.Until(t, mirrorTimeout, "the mirror to report the failed authentication", func() error {
+		if !strings.Contains(wrong.out.String(), "SASL_AUTHENTICATION_FAILED") {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	if topicExists(t, b.addr, "A.secrets") {
+		t.Fatal("a mirror with a wrong password created A.secrets on B")
+	}
+	wrong.kill()
+	startMirror(t, mm2Props(a.addr, b.addr, secure("mirror-secret")...))
+	checkOrdered(t, readAll(t, b.addr, "A.secrets", 100), "secrets", 2, 50)
 }

@@ -140,11 +140,20 @@ func startCluster(t testing.TB, name string) *cluster {
 }
 
 func startClusterAt(t testing.TB, name, addr string) *cluster {
+	return startClusterWith(t, name, addr, nil)
+}
+
+// startClusterWith starts a one-node cluster with extra "key=value"
+// overrides; its harness client connects with opts.
+func startClusterWith(t testing.TB, name, addr string, opts []kgo.Opt, overrides ...string) *cluster {
 	t.Helper()
 	args := []string{"server", "--override", "listeners=PLAINTEXT://" + addr, "--override", "log.dirs=" + t.TempDir(),
 		"--override", "admin.listeners=", "--override", "rest.listeners=", "--override", "schema.registry.listeners=", "--override", "console.listeners="}
+	for _, o := range overrides {
+		args = append(args, "--override", o)
+	}
 	c := &cluster{proc: startProc(t, "cluster "+name, args...), addr: addr}
-	cl := c.client(t)
+	cl := c.client(t, opts...)
 	poll.Until(t, startTimeout, "cluster "+name+" to answer", func() error {
 		if !c.running() {
 			t.Fatalf("cluster %s exited:\n%s", name, c.out.String())
