@@ -54,7 +54,8 @@ type thread struct {
 		revoked  []TaskID
 	}
 	produceErr atomic.Pointer[error]
-	partCache  sync.Map // user topic -> int32 partitions
+	promise    func(*kgo.Record, error) // th.produced
+	partCache  sync.Map                 // user topic -> int32 partitions
 	part       *streamsPartitioner
 
 	// standby: the standby tasks the last assignment gave this thread
@@ -83,6 +84,7 @@ func newThread(a *App, idx int) (*thread, error) {
 	th := &thread{a: a, idx: idx, eos: a.cfg.ProcessingGuarantee == ExactlyOnceV2, part: &streamsPartitioner{},
 		log: a.log.With("thread", idx),
 		dir: filepath.Join(a.cfg.StateDir, a.cfg.ApplicationID, a.processID)}
+	th.promise = th.produced
 	th.mu.tasks = map[TaskID]*task{}
 	th.pending.assigned = map[TaskID]bool{}
 	th.standby.want = map[TaskID]bool{}
@@ -358,15 +360,19 @@ func (th *thread) send(topic string, key, value []byte, ts int64, headers []kgo.
 	if partition >= 0 {
 		r.Partition, r.Context = partition, explicitPartition
 	}
-	promise := func(_ *kgo.Record, err error) {
-		if err != nil {
-			th.produceErr.CompareAndSwap(nil, &err)
-		}
-	}
 	if th.eos {
-		th.sess.Produce(context.Background(), r, promise)
+		th.sess.Produce(context.Background(), r, th.promise)
 	} else {
-		th.cl.Produce(context.Background(), r, promise)
+		th.cl.Produce(context.Background(), r, th.promise)
+	}
+}
+
+// produced is the promise of every record the thread produces (bound once
+// as th.promise, so a send allocates no closure): the first error is kept
+// for the next commit.
+func (th *thread) produced(_ *kgo.Record, err error) {
+	if err != nil {
+		th.produceErr.CompareAndSwap(nil, &err)
 	}
 }
 
@@ -471,8 +477,10 @@ func (th *thread) run(ctx context.Context) (err error) {
 			th.log.Warn("fetch error", "err", err)
 		}
 		need := map[TaskID]bool{}
-		fs.EachRecord(func(r *kgo.Record) {
-			need[TaskID{Subtopology: th.a.topicSub[r.Topic], Partition: r.Partition}] = true
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if len(p.Records) > 0 {
+				need[TaskID{Subtopology: th.a.topicSub[p.Topic], Partition: p.Partition}] = true
+			}
 		})
 		if err := th.ensureTasks(ctx, need); err != nil {
 			if ctx.Err() != nil {
