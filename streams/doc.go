@@ -27,8 +27,9 @@
 // Build yields a Topology. NewTestDriver runs it in-process with no broker
 // (Kafka Streams' TopologyTestDriver); New and App.Start run it against a
 // cluster under application.id, with Kafka Streams' internal topic names
-// (<application.id>-<store>-changelog, <application.id>-<name>-repartition)
-// and processing guarantees (at_least_once, exactly_once_v2).
+// (<application.id>-<store>-changelog, <application.id>-<name>-repartition),
+// processing guarantees (at_least_once, exactly_once_v2) and standby
+// replicas (num.standby.replicas).
 // StoreHandler serves a store's interactive queries over HTTP. See
 // README.md in this directory for the mapping of Kafka Streams concepts.
 package streams
