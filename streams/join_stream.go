@@ -10,9 +10,9 @@ import (
 // After later than its own. Grace keeps the windows open for
 // out-of-order records; later ones are dropped and counted.
 type JoinWindows struct {
-	Before time.Duration
-	After  time.Duration
-	Grace  time.Duration
+	Before time.Duration // how much earlier than a left record a right one may be
+	After  time.Duration // how much later than a left record a right one may be
+	Grace  time.Duration // how long after the window a record is still joined
 }
 
 // JoinWindowsOfTimeDifferenceAndGrace returns symmetric join windows

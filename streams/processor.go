@@ -10,17 +10,17 @@ import (
 // IsNullValue is set for a null value (a tombstone): Value is then the
 // zero V.
 type Record[K, V any] struct {
-	Key         K
-	Value       V
-	Timestamp   int64
-	Headers     []Header
-	IsNullValue bool
+	Key         K        // the record key
+	Value       V        // the record value (the zero V when IsNullValue)
+	Timestamp   int64    // ms since the epoch
+	Headers     []Header // the record headers
+	IsNullValue bool     // a null value (a tombstone)
 }
 
 // Header is a record header.
 type Header struct {
-	Key   string
-	Value []byte
+	Key   string // the header's name
+	Value []byte // the header's value
 }
 
 // Processor is a processor of the processor API (Kafka Streams'

@@ -15,8 +15,8 @@ import (
 // window [0, TimeDifference]. A window closes at its end + Grace in stream
 // time.
 type SlidingWindows struct {
-	TimeDifference time.Duration
-	Grace          time.Duration
+	TimeDifference time.Duration // the largest time difference between records of one window
+	Grace          time.Duration // how long after its end a window still takes records
 }
 
 // SlidingWindowsOfTimeDifferenceAndGrace returns sliding windows (Kafka

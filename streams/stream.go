@@ -22,8 +22,8 @@ type Stream[K, V any] struct {
 
 // KeyValue is a key and a value, as returned by FlatMap.
 type KeyValue[K, V any] struct {
-	Key   K
-	Value V
+	Key   K // the record key
+	Value V // the record value
 }
 
 // KV builds a KeyValue.
@@ -33,11 +33,11 @@ func KV[K, V any](k K, v V) KeyValue[K, V] { return KeyValue[K, V]{Key: k, Value
 // read from, its timestamp (ms since the epoch) and headers. During a
 // punctuation Topic is "" and Offset -1.
 type RecordContext struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	Timestamp int64
-	Headers   []kgo.RecordHeader
+	Topic     string             // the topic read from
+	Partition int32              // its partition
+	Offset    int64              // the record's offset
+	Timestamp int64              // the record's event time, ms since the epoch
+	Headers   []kgo.RecordHeader // the record's headers
 }
 
 func (t *task) recordContext() RecordContext {

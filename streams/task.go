@@ -22,8 +22,8 @@ type collector interface {
 
 // TaskID names a task as Kafka Streams does: "<sub-topology>_<partition>".
 type TaskID struct {
-	Subtopology int
-	Partition   int32
+	Subtopology int   // the sub-topology's index in the topology
+	Partition   int32 // the input partition the task reads
 }
 
 // String renders the ID as "0_1".

@@ -333,9 +333,9 @@ func (in *TestInputTopic[K, V]) PipeRaw(key, value []byte, ts int64) error {
 
 // TestRecord is a record read from a TestOutputTopic.
 type TestRecord[K, V any] struct {
-	Key       K
-	Value     V
-	Timestamp int64
+	Key       K     // the record key
+	Value     V     // the record value
+	Timestamp int64 // ms since the epoch
 	// IsNullValue marks a tombstone (Value is then the zero V).
 	IsNullValue bool
 }

@@ -11,13 +11,13 @@ import (
 // it was read, its record timestamp, and its deserialized key and value
 // (nil for null).
 type ConsumedRecord struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	Timestamp int64
-	Key       any
-	Value     any
-	Headers   []kgo.RecordHeader
+	Topic     string             // the topic read from
+	Partition int32              // its partition
+	Offset    int64              // the record's offset
+	Timestamp int64              // the record timestamp, ms since the epoch
+	Key       any                // the deserialized key (nil for null)
+	Value     any                // the deserialized value (nil for null)
+	Headers   []kgo.RecordHeader // the record's headers
 }
 
 // TimestampExtractor gives an input record its event time (ms since the

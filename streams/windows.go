@@ -10,15 +10,15 @@ import (
 // [Start, End); session windows are [Start, End], both ends being record
 // timestamps.
 type Window struct {
-	Start int64
-	End   int64
+	Start int64 // ms since the epoch
+	End   int64 // ms since the epoch
 }
 
 // Windowed is a key with the window of its aggregate (Kafka Streams'
 // Windowed<K>).
 type Windowed[K any] struct {
-	Key    K
-	Window Window
+	Key    K      // the record key
+	Window Window // the window the aggregate covers
 }
 
 func (w Windowed[K]) windowEnd() int64 { return w.Window.End }
@@ -34,9 +34,9 @@ func (w Windowed[K]) String() string {
 // Advance. Records arriving after window end + Grace (in stream time) are
 // late: dropped and counted.
 type TimeWindows struct {
-	Size    time.Duration
-	Advance time.Duration
-	Grace   time.Duration
+	Size    time.Duration // window length
+	Advance time.Duration // hop between window starts; Size for tumbling windows
+	Grace   time.Duration // how long after its end a window still takes records
 }
 
 // TimeWindowsOfSizeAndGrace returns tumbling windows of size with grace
@@ -83,8 +83,8 @@ func (w TimeWindows) windowsFor(ts int64) []Window {
 // longer than InactivityGap; a record that bridges two sessions merges
 // them. Sessions ending before stream time - Grace are closed.
 type SessionWindows struct {
-	InactivityGap time.Duration
-	Grace         time.Duration
+	InactivityGap time.Duration // the largest gap between a session's records
+	Grace         time.Duration // how long after its end a session still takes records
 }
 
 // SessionWindowsOfInactivityGapAndGrace returns session windows (Kafka
