@@ -136,13 +136,11 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	adm, err := a.newAdmin()
 	if err != nil {
-		a.state.Store(int32(StateError))
-		return err
+		return a.startFailed(err)
 	}
 	defer adm.Close()
 	if err := a.prepareTopics(ctx, adm); err != nil {
-		a.state.Store(int32(StateError))
-		return err
+		return a.startFailed(err)
 	}
 	a.log.Info("streams starting", "process", a.processID, "config", strings.ReplaceAll(a.cfg.String(), "\n", " "))
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -151,8 +149,7 @@ func (a *App) Start(ctx context.Context) error {
 		g, err := newGlobalThread(ctx, a)
 		if err != nil {
 			cancel()
-			a.state.Store(int32(StateError))
-			return err
+			return a.startFailed(err)
 		}
 		a.global = g
 		a.wg.Add(1)
@@ -163,8 +160,11 @@ func (a *App) Start(ctx context.Context) error {
 		if err != nil {
 			cancel()
 			a.wg.Wait()
-			a.state.Store(int32(StateError))
-			return err
+			for _, th := range a.threads {
+				th.cl.Close()
+			}
+			a.threads = nil
+			return a.startFailed(err)
 		}
 		a.threads = append(a.threads, th)
 	}
@@ -174,6 +174,17 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	go func() { a.wg.Wait(); close(a.done) }()
 	return nil
+}
+
+// startFailed ends a Start that could not start the threads: the App is
+// in ERROR, and Wait and Close return at once.
+func (a *App) startFailed(err error) error {
+	a.mu.Lock()
+	a.mu.err = err
+	a.mu.Unlock()
+	a.state.Store(int32(StateError))
+	close(a.done)
+	return err
 }
 
 func (a *App) fail(err error) {
@@ -208,7 +219,9 @@ func (a *App) Close() error {
 	if a.State() == StateRunning {
 		a.state.Store(int32(StatePendingShutdown))
 	}
-	a.cancel()
+	if a.cancel != nil {
+		a.cancel()
+	}
 	err := a.Wait()
 	if a.State() != StateError {
 		a.state.Store(int32(StateNotRunning))
