@@ -191,8 +191,43 @@ func TestMirrorFromKfake(t *testing.T) {
 	src := fake.ListenAddrs()[0]
 	b := startCluster(t, "B")
 	produce(t, src, "clicks", 2, 0, 100)
-	startMirror(t, mm2Props(src, b.addr, "A->B.enabled = true", "sync.topic.acls.enabled = false"))
+	_, cfg := startMirror(t, mm2Props(src, b.addr, "A->B.enabled = true", "sync.topic.acls.enabled = false", "offset.lag.max = 10"))
 	checkOrdered(t, readAll(t, b.addr, "A.clicks", 200), "clicks", 2, 100)
+
+	// A group commits on kfake; translate-offsets gives B's offsets from
+	// the checkpoints, within offset.lag.max behind and never ahead.
+	commit := kadm.Offsets{}
+	commit.Add(kadm.Offset{Topic: "clicks", Partition: 0, At: 37, LeaderEpoch: -1})
+	commit.Add(kadm.Offset{Topic: "clicks", Partition: 1, At: 64, LeaderEpoch: -1})
+	if _, err := admin(t, src).CommitOffsets(context.Background(), "dashboard", commit); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, mirrorTimeout, "the group's checkpoints from kfake", func() error {
+		out, err := run(t, "mirror", "translate-offsets", "--config", cfg, "--group", "dashboard", "--source", "A", "--target", "B")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		got := map[string]bool{}
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) != 3 || f[0] != "A.clicks" {
+				continue
+			}
+			var p int32
+			var off int64
+			fmt.Sscan(f[1], &p)
+			fmt.Sscan(f[2], &off)
+			want := map[int32]int64{0: 37, 1: 64}[p]
+			if off > want || want-off >= 10 {
+				return fmt.Errorf("partition %d: committed %d on kfake, translated %d", p, want, off)
+			}
+			got[f[1]] = true
+		}
+		if len(got) != 2 {
+			return fmt.Errorf("translated: %s", out)
+		}
+		return nil
+	})
 }
 
 // TestMirrorBadInput: an invalid regex stops the mirror at start naming
