@@ -91,7 +91,8 @@ func writeFrame(bw *bufio.Writer, nc net.Conn, f frame) error {
 // regionBuffers are the buffers file regions are read into on connections
 // where sendfile cannot be used (TLS: the bytes must be encrypted in user
 // space). 64 KiB is four TLS records of 16 KiB, so each pread feeds whole
-// records to the TLS writer.
+// records to the TLS writer, which hands the four to the socket in one
+// write (tlsconf.Conn).
 var regionBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // copyFileRegion sends a file region by pread into a pooled buffer and a

@@ -30,7 +30,7 @@ func (c *conn) authenticationTimeout() time.Duration {
 func (c *conn) authenticateTransport() bool {
 	timeout := c.authenticationTimeout()
 	if c.lcfg.TLS != nil {
-		tc := tls.Server(c.nc, c.lcfg.TLS.Config())
+		tc := tlsconf.Server(c.nc, c.lcfg.TLS.Config())
 		ctx := c.ctx
 		if timeout > 0 {
 			var cancel context.CancelFunc
