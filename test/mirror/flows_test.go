@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/vltava/vltava/internal/mirror"
@@ -314,4 +315,92 @@ func TestMirrorSecureSource(t *testing.T) {
 	wrong.kill()
 	startMirror(t, mm2Props(a.addr, b.addr, secure("mirror-secret")...))
 	checkOrdered(t, readAll(t, b.addr, "A.secrets", 100), "secrets", 2, 50)
+}
+
+// TestMirrorIdentityFiltersACLs: with IdentityReplicationPolicy topics keep
+// their names on B; topics.exclude and groups.exclude keep a topic and a
+// group out; a READ ACL on a mirrored topic reaches B (sync.topic.acls),
+// a WRITE ACL does not, as in Kafka.
+func TestMirrorIdentityFiltersACLs(t *testing.T) {
+	// The harness and the mirror connect as User:ANONYMOUS, a super user.
+	authz := []string{"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users=User:ANONYMOUS"}
+	a := startClusterWith(t, "A", freeport.Addr(t), nil, authz...)
+	b := startClusterWith(t, "B", freeport.Addr(t), nil, authz...)
+	createTopic(t, a.addr, "orders", 1, nil)
+	createTopic(t, a.addr, "scratch", 1, nil)
+	produce(t, a.addr, "orders", 1, 0, 30)
+	produce(t, a.addr, "scratch", 1, 0, 5)
+	acls := kadm.NewACLs().Topics("orders").ResourcePatternType(kadm.ACLPatternLiteral).Allow("User:reader").AllowHosts("*").Operations(kadm.OpRead, kadm.OpDescribe)
+	writeACL := kadm.NewACLs().Topics("orders").ResourcePatternType(kadm.ACLPatternLiteral).Allow("User:writer").AllowHosts("*").Operations(kadm.OpWrite)
+	for _, b := range []*kadm.ACLBuilder{acls, writeACL} {
+		res, err := admin(t, a.addr).CreateACLs(context.Background(), b)
+		if err == nil {
+			for _, r := range res {
+				if r.Err != nil {
+					err = r.Err
+				}
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, g := range []string{"kept-group", "skip-group"} {
+		commit := kadm.Offsets{}
+		commit.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 30, LeaderEpoch: -1})
+		if _, err := admin(t, a.addr).CommitOffsets(context.Background(), g, commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startMirror(t, mm2Props(a.addr, b.addr, "A->B.enabled = true", "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+		"A->B.topics.exclude = scratch", "A->B.groups.exclude = skip-.*", "sync.topic.acls.interval.seconds = 1", "B->A.emit.heartbeats.enabled = false"))
+	checkOrdered(t, readAll(t, b.addr, "orders", 30), "orders", 1, 30)
+	poll.Until(t, mirrorTimeout, "the READ ACL on B", func() error {
+		req := kmsg.NewPtrDescribeACLsRequest()
+		req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeAny
+		req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		resp, err := req.RequestWith(context.Background(), clientOf(t, b.addr))
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, r := range resp.Resources {
+			for _, x := range r.ACLs {
+				if r.ResourceName == "orders" {
+					got = append(got, x.Principal+":"+x.Operation.String())
+				}
+			}
+		}
+		s := strings.Join(got, ",")
+		if !strings.Contains(s, "User:reader:READ") || !strings.Contains(s, "User:reader:DESCRIBE") {
+			return fmt.Errorf("ACLs on B: %s", s)
+		}
+		if strings.Contains(s, "User:writer") {
+			t.Fatalf("a WRITE ACL was copied: %s", s)
+		}
+		return nil
+	})
+	var cps []mirror.Checkpoint
+	poll.Until(t, mirrorTimeout, "kept-group's checkpoint", func() error {
+		cps = cps[:0]
+		for _, r := range readAll(t, b.addr, "A.checkpoints.internal", 1) {
+			if cp, err := mirror.DecodeCheckpoint(r.Key, r.Value); err == nil {
+				cps = append(cps, cp)
+			}
+		}
+		for _, cp := range cps {
+			if cp.Group == "kept-group" && cp.Topic == "orders" && cp.Downstream == 30 {
+				return nil
+			}
+		}
+		return fmt.Errorf("checkpoints %+v", cps)
+	})
+	for _, cp := range cps {
+		if cp.Group == "skip-group" {
+			t.Fatalf("an excluded group was checkpointed: %+v", cp)
+		}
+	}
+	if topicExists(t, b.addr, "scratch") || topicExists(t, b.addr, "A.scratch") || topicExists(t, b.addr, "A.orders") {
+		t.Fatal("an excluded topic was mirrored, or a remote name is not the identity")
+	}
 }
