@@ -34,21 +34,23 @@ func mirrorSection(e env, nruns int, w func(string, ...any)) int {
 		records, lagSeconds = 20_000, 3
 	}
 	w("\n## MirrorMaker (%d run(s), order alternating; %d records of 1 KiB, 4 partitions)\n\n", nruns, records)
-	w("| run | franz-go consume+produce loop MB/s | vltava mirror MB/s | mirror/loop |\n|---|---|---|---|\n")
+	w("| run | franz-go consume+produce loop MB/s | vltava mirror MB/s, from exec | mirror/loop | mirror start-up s | vltava mirror MB/s, first record to last | mirror/loop | exactly-once mirror MB/s, first record to last | exactly-once/loop |\n|---|---|---|---|---|---|---|---|---|\n")
 	failed := 0
-	var ratios []float64
+	var ratios, steadyRatios, eosRatios []float64
 	for i := 0; i < nruns; i++ {
-		loop, mirror, err := measureMirror(e, records, i)
+		r, err := measureMirror(e, records, i)
 		if err != nil {
-			w("| %d | failed: %v | | |\n", i+1, err)
+			w("| %d | failed: %v | | | | | | | |\n", i+1, err)
 			failed++
 			continue
 		}
-		ratios = append(ratios, mirror/loop)
-		w("| %d | %.1f | %.1f | %.2f |\n", i+1, loop, mirror, mirror/loop)
+		ratios = append(ratios, r.mirror/r.loop)
+		steadyRatios = append(steadyRatios, r.steady/r.loop)
+		eosRatios = append(eosRatios, r.eos/r.loop)
+		w("| %d | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f | %.1f | %.2f |\n", i+1, r.loop, r.mirror, r.mirror/r.loop, r.startup.Seconds(), r.steady, r.steady/r.loop, r.eos, r.eos/r.loop)
 	}
 	if len(ratios) > 0 {
-		w("\nMedian mirror/loop: %.2f.\n", median(ratios))
+		w("\nMedian mirror/loop: %.2f from exec, %.2f from the first record on B; exactly-once %.2f from the first record on B.\n", median(ratios), median(steadyRatios), median(eosRatios))
 	}
 	p50, p99, err := measureMirrorLag(e, lagSeconds)
 	if err != nil {
@@ -122,6 +124,21 @@ func endTotal(adm *kadm.Client, topic string) int64 {
 	return n
 }
 
+// committedTotal is the sum of a topic's last stable offsets.
+func committedTotal(adm *kadm.Client, topic string) int64 {
+	ends, err := adm.ListCommittedOffsets(context.Background(), topic)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			n += o.Offset
+		}
+	})
+	return n
+}
+
 // copyLoop is the ceiling: consume A's topic, produce each record to B.
 func copyLoop(a, b, topic string, n int) (time.Duration, error) {
 	cons, err := kgo.NewClient(kgo.SeedBrokers(a), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -153,84 +170,123 @@ func copyLoop(a, b, topic string, n int) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-func mm2Bench(dir, a, b string, extra ...string) (string, error) {
-	lines := append([]string{"clusters = A, B", "A.bootstrap.servers = " + a, "B.bootstrap.servers = " + b, "A->B.enabled = true",
+// mm2Bench writes an mm2.properties mirroring cluster a, named alias, to b.
+func mm2Bench(dir, alias, a, b string, extra ...string) (string, error) {
+	lines := append([]string{"clusters = " + alias + ", B", alias + ".bootstrap.servers = " + a, "B.bootstrap.servers = " + b, alias + "->B.enabled = true",
 		"replication.factor = 1", "offset-syncs.topic.replication.factor = 1", "checkpoints.topic.replication.factor = 1",
 		"heartbeats.topic.replication.factor = 1", "offset.storage.replication.factor = 1", "offset.flush.interval.ms = 1000"}, extra...)
 	p := filepath.Join(dir, "mm2.properties")
 	return p, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
-// measureMirror returns the loop's and the mirror's MB/s, the order
-// alternating with i.
-func measureMirror(e env, n, i int) (loopMBs, mirrorMBs float64, err error) {
+// mirrorRun is one run's figures: the loop's MB/s, the mirror's from its
+// exec and from its first record on B, and its start-up (exec to the first
+// record on B).
+type mirrorRun struct {
+	loop, mirror, steady float64
+	eos                  float64 // exactly.once.source.support=enabled, first record to last
+	startup              time.Duration
+}
+
+// measureMirror measures the loop and the mirror, the order alternating
+// with i.
+func measureMirror(e env, n, i int) (r mirrorRun, err error) {
 	a, b, err := twoNodes(e, fmt.Sprintf("mirror-%d", i))
 	if err != nil {
-		return 0, 0, err
+		return r, err
 	}
 	defer a.kill()
 	defer b.kill()
 	if err := preload(a.addr, "bench", n); err != nil {
-		return 0, 0, err
+		return r, err
 	}
 	mb := float64(n) * 1024 / 1e6
 	loop := func() error {
 		d, err := copyLoop(a.addr, b.addr, "bench", n)
-		loopMBs = mb / d.Seconds()
+		r.loop = mb / d.Seconds()
 		return err
 	}
 	mirror := func() error {
-		d, err := runMirrorUntil(e, a.addr, b.addr, "A.bench", int64(n))
-		mirrorMBs = mb / d.Seconds()
+		d, first, firstAt, err := runMirrorUntil(e, a.addr, b.addr, "A.bench", int64(n), "emit.checkpoints.enabled = false", "sync.topic.acls.enabled = false")
+		r.mirror, r.startup = mb/d.Seconds(), firstAt
+		// From the first poll that saw records on B: the records already
+		// there by then are not counted.
+		r.steady = float64(int64(n)-first) * 1024 / 1e6 / (d - firstAt).Seconds()
 		return err
 	}
-	steps := []func() error{loop, mirror}
+	eos := func() error {
+		// Into a second remote topic on B, as C->B.
+		d, first, firstAt, err := runMirrorUntil(e, a.addr, b.addr, "C.bench", int64(n), "emit.checkpoints.enabled = false", "sync.topic.acls.enabled = false",
+			"exactly.once.source.support = enabled")
+		r.eos = float64(int64(n)-first) * 1024 / 1e6 / (d - firstAt).Seconds()
+		return err
+	}
+	steps := []func() error{loop, mirror, eos}
 	if i%2 == 1 {
 		slices.Reverse(steps)
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
-			return 0, 0, err
+			return r, err
 		}
 	}
-	return loopMBs, mirrorMBs, nil
+	return r, nil
 }
 
 // runMirrorUntil starts `vltava mirror` and times it from the process's
-// start (start-up and topic creation included: a ListOffsets request queued
-// behind the mirror's produce requests cannot time the first record) until
-// the remote topic holds want records.
-func runMirrorUntil(e env, a, b, remote string, want int64) (time.Duration, error) {
+// start until the remote topic holds want records; first is the number of
+// records the first poll that found any saw, at firstAt after the start.
+func runMirrorUntil(e env, a, b, remote string, want int64, extra ...string) (d time.Duration, first int64, firstAt time.Duration, err error) {
+	alias, _, _ := strings.Cut(remote, ".")
 	dir, err := os.MkdirTemp(e.base, "mm2-")
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
-	cfg, err := mm2Bench(dir, a, b, "emit.checkpoints.enabled = false", "sync.topic.acls.enabled = false")
+	cfg, err := mm2Bench(dir, alias, a, b, extra...)
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	cmd := exec.Command(e.vltava, "mirror", "--config", cfg, "--log-level", "warn")
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b))
+	// A short metadata age: the remote topic does not exist yet, and
+	// franz-go would otherwise take the answer saying so as good for 5 s.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b), kgo.MetadataMinAge(10*time.Millisecond), kgo.MetadataMaxAge(100*time.Millisecond))
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	deadline := time.Now().Add(10 * time.Minute)
-	for endTotal(adm, remote) < want {
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("mirror did not copy %d records: %s", want, lastLine(logs.String()))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := cl.Ping(context.Background()); err != nil {
+		return 0, 0, 0, err
 	}
-	return time.Since(start), nil
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, 0, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	deadline := start.Add(10 * time.Minute)
+	// An exactly-once mirror's records count once committed: its last
+	// stable offsets (which also count its transaction markers, one per
+	// partition and transaction: well under 1 % of the records here).
+	eos := slices.Contains(extra, "exactly.once.source.support = enabled")
+	for {
+		n := endTotal(adm, remote)
+		if eos {
+			n = committedTotal(adm, remote)
+		}
+		if n > 0 && first == 0 {
+			first, firstAt = n, time.Since(start)
+		}
+		if n >= want {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, 0, fmt.Errorf("mirror did not copy %d records: %s", want, lastLine(logs.String()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start), first, firstAt, nil
 }
 
 // measureMirrorLag produces at 10,000 records/s on A for seconds and
@@ -249,7 +305,7 @@ func measureMirrorLag(e env, seconds int) (p50, p99 float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	cfg, err := mm2Bench(dir, a.addr, b.addr, "emit.checkpoints.enabled = false", "sync.topic.acls.enabled = false")
+	cfg, err := mm2Bench(dir, "A", a.addr, b.addr, "emit.checkpoints.enabled = false", "sync.topic.acls.enabled = false")
 	if err != nil {
 		return 0, 0, err
 	}
