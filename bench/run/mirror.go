@@ -45,12 +45,16 @@ func mirrorSection(e env, nruns int, w func(string, ...any)) int {
 			continue
 		}
 		ratios = append(ratios, r.mirror/r.loop)
-		steadyRatios = append(steadyRatios, r.steady/r.loop)
-		eosRatios = append(eosRatios, r.eos/r.loop)
+		if r.steady > 0 {
+			steadyRatios = append(steadyRatios, r.steady/r.loop)
+		}
+		if r.eos > 0 {
+			eosRatios = append(eosRatios, r.eos/r.loop)
+		}
 		w("| %d | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f | %.1f | %.2f |\n", i+1, r.loop, r.mirror, r.mirror/r.loop, r.startup.Seconds(), r.steady, r.steady/r.loop, r.eos, r.eos/r.loop)
 	}
 	if len(ratios) > 0 {
-		w("\nMedian mirror/loop: %.2f from exec, %.2f from the first record on B; exactly-once %.2f from the first record on B.\n", median(ratios), median(steadyRatios), median(eosRatios))
+		w("\nMedian mirror/loop: %.2f from exec, %.2f from the first record on B; exactly-once %.2f from the first record on B.\n", median(ratios), medianOrZero(steadyRatios), medianOrZero(eosRatios))
 	}
 	p50, p99, err := measureMirrorLag(e, lagSeconds)
 	if err != nil {
@@ -122,6 +126,24 @@ func endTotal(adm *kadm.Client, topic string) int64 {
 		}
 	})
 	return n
+}
+
+// medianOrZero is the median, 0 for no values.
+func medianOrZero(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return median(v)
+}
+
+// copyRate is the MB/s of the n-first records copied in d; 0 when the first
+// poll already found them all (a smoke run's few records), which the
+// report leaves out of the medians.
+func copyRate(n int, first int64, d time.Duration) float64 {
+	if first >= int64(n) || d <= 0 {
+		return 0
+	}
+	return float64(int64(n)-first) * 1024 / 1e6 / d.Seconds()
 }
 
 // committedTotal is the sum of a topic's last stable offsets.
@@ -211,14 +233,14 @@ func measureMirror(e env, n, i int) (r mirrorRun, err error) {
 		r.mirror, r.startup = mb/d.Seconds(), firstAt
 		// From the first poll that saw records on B: the records already
 		// there by then are not counted.
-		r.steady = float64(int64(n)-first) * 1024 / 1e6 / (d - firstAt).Seconds()
+		r.steady = copyRate(n, first, d-firstAt)
 		return err
 	}
 	eos := func() error {
 		// Into a second remote topic on B, as C->B.
 		d, first, firstAt, err := runMirrorUntil(e, a.addr, b.addr, "C.bench", int64(n), "emit.checkpoints.enabled = false", "sync.topic.acls.enabled = false",
 			"exactly.once.source.support = enabled")
-		r.eos = float64(int64(n)-first) * 1024 / 1e6 / (d - firstAt).Seconds()
+		r.eos = copyRate(n, first, d-firstAt)
 		return err
 	}
 	steps := []func() error{loop, mirror, eos}
