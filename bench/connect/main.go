@@ -8,17 +8,20 @@
 //     -records JsonConverter records (schemas.enable=true envelope, a
 //     100-byte payload), timed from the POST of the connector until
 //     SELECT count(*) reaches -records.
-//   - go loop: the ceiling for it, a plain Go loop reading the same topic
-//     with franz-go and inserting the same rows through pgx, one multi-row
-//     INSERT per -batch records in a transaction each, as the sink writes
-//     them; timed the same way.
+//   - go loop COPY: the ceiling for it, a plain Go loop reading the same
+//     topic with franz-go and writing the same rows through pgx, one binary
+//     COPY per -batch records in a transaction each, as the sink writes
+//     them into PostgreSQL in insert mode; timed the same way.
+//   - go loop INSERT: the same loop with one multi-row INSERT per -batch
+//     records instead, as the sink writes upserts and MySQL/MariaDB rows.
 //   - filestream: FileStreamSourceConnector reading a file of -records
 //     lines into a topic and FileStreamSinkConnector writing that topic to
 //     a file, timed from the POST of the connectors until the output is as
 //     long as the input, against the machine's sequential write limit
 //     (bench/limits, run first on the same file system).
 //
-// The three alternate run by run (sink, loop, filestream, sink, …). It
+// The four alternate run by run (sink, loop COPY, loop INSERT, filestream,
+// sink, …). It
 // prints a Markdown report (and writes it to -out if set).
 //
 //	go run ./bench/connect                  # 3 runs of 1,000,000 records
@@ -233,20 +236,25 @@ func run() error {
 	logs := func(err error) error {
 		return fmt.Errorf("%w\nbroker log:\n%s\nworker log:\n%s", err, tail(brokerLog), tail(workerLog))
 	}
-	var sink, loop, ratio, fs []float64
+	var sink, loop, loopInsert, ratio, fs []float64
 	for i := 1; i <= *runs; i++ {
 		r, err := b.runSink(i)
 		if err != nil {
 			return logs(fmt.Errorf("jdbc sink run %d: %w", i, err))
 		}
 		sink = append(sink, r)
-		fmt.Fprintf(os.Stderr, "run %d jdbc sink   %9.0f rows/s\n", i, r)
-		if r, err = b.runLoop(i); err != nil {
-			return logs(fmt.Errorf("go loop run %d: %w", i, err))
+		fmt.Fprintf(os.Stderr, "run %d jdbc sink        %9.0f rows/s\n", i, r)
+		if r, err = b.runLoop(i, true); err != nil {
+			return logs(fmt.Errorf("go loop COPY run %d: %w", i, err))
 		}
 		loop = append(loop, r)
 		ratio = append(ratio, sink[len(sink)-1]/r)
-		fmt.Fprintf(os.Stderr, "run %d go loop     %9.0f rows/s\n", i, r)
+		fmt.Fprintf(os.Stderr, "run %d go loop COPY     %9.0f rows/s\n", i, r)
+		if r, err = b.runLoop(i, false); err != nil {
+			return logs(fmt.Errorf("go loop INSERT run %d: %w", i, err))
+		}
+		loopInsert = append(loopInsert, r)
+		fmt.Fprintf(os.Stderr, "run %d go loop INSERT   %9.0f rows/s\n", i, r)
 		if r, err = b.runFileStream(i); err != nil {
 			return logs(fmt.Errorf("filestream run %d: %w", i, err))
 		}
@@ -261,8 +269,9 @@ func run() error {
 		*records, len(envelope(0)), payloadLen, preload.Seconds())
 	fmt.Fprintf(&rep, "| path | median (min–max) |\n| --- | --- |\n")
 	fmt.Fprintf(&rep, "| JDBC sink, insert, batch.size=%d (rows/s) | %.0f (%.0f–%.0f) |\n", *batch, median(sink), slices.Min(sink), slices.Max(sink))
-	fmt.Fprintf(&rep, "| Go loop, franz-go + pgx, %d rows per INSERT (rows/s) | %.0f (%.0f–%.0f) |\n", *batch, median(loop), slices.Min(loop), slices.Max(loop))
-	fmt.Fprintf(&rep, "| sink/loop, paired run by run | %.2f (%.2f–%.2f) |\n", median(ratio), slices.Min(ratio), slices.Max(ratio))
+	fmt.Fprintf(&rep, "| Go loop, franz-go + pgx, %d rows per COPY (rows/s) | %.0f (%.0f–%.0f) |\n", *batch, median(loop), slices.Min(loop), slices.Max(loop))
+	fmt.Fprintf(&rep, "| sink/loop COPY, paired run by run | %.2f (%.2f–%.2f) |\n", median(ratio), slices.Min(ratio), slices.Max(ratio))
+	fmt.Fprintf(&rep, "| Go loop, franz-go + pgx, %d rows per INSERT (rows/s) | %.0f (%.0f–%.0f) |\n", *batch, median(loopInsert), slices.Min(loopInsert), slices.Max(loopInsert))
 	fmt.Fprintf(&rep, "| FileStream source → topic → sink (MB/s of %d-byte lines) | %.1f (%.1f–%.1f) |\n", payloadLen+1, median(fs), slices.Min(fs), slices.Max(fs))
 	fmt.Fprintf(&rep, "| sequential write limit (MB/s) | %.0f |\n", seqWrite)
 	fmt.Fprintf(&rep, "| FileStream / sequential write | %.3f |\n", median(fs)/seqWrite)
@@ -444,8 +453,9 @@ func (b *bench) runSink(i int) (float64, error) {
 	return float64(*records) / d.Seconds(), nil
 }
 
-// runLoop is the ceiling: franz-go into pgx, batch rows per statement.
-func (b *bench) runLoop(i int) (float64, error) {
+// runLoop is the ceiling: franz-go into pgx, batch rows per COPY or per
+// INSERT statement.
+func (b *bench) runLoop(i int, copy bool) (float64, error) {
 	table := fmt.Sprintf("loop_%d", i)
 	if _, err := b.db.Exec(`CREATE TABLE ` + table + ` (id BIGINT NOT NULL, ts BIGINT NOT NULL, "user" TEXT NOT NULL,` +
 		` action TEXT NOT NULL, amount DOUBLE PRECISION NOT NULL, note TEXT NOT NULL)`); err != nil {
@@ -455,7 +465,7 @@ func (b *bench) runLoop(i int) (float64, error) {
 	defer cancel()
 	start := time.Now()
 	errc := make(chan error, 1)
-	go func() { errc <- b.loop(ctx, table) }()
+	go func() { errc <- b.loop(ctx, table, copy) }()
 	returned := false
 	d, err := b.waitCount(table, *records, start, func() error {
 		if returned {
@@ -483,7 +493,7 @@ func (b *bench) runLoop(i int) (float64, error) {
 	return float64(*records) / d.Seconds(), nil
 }
 
-func (b *bench) loop(ctx context.Context, table string) error {
+func (b *bench) loop(ctx context.Context, table string, copy bool) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.broker), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
@@ -499,6 +509,7 @@ func (b *bench) loop(ctx context.Context, table string) error {
 	head := `INSERT INTO ` + table + ` (id,ts,"user",action,amount,note) VALUES `
 	var stmt strings.Builder
 	args := make([]any, 0, *batch*cols)
+	var rows [][]any
 	for done := 0; done < *records; {
 		fs := cl.PollRecords(ctx, *batch)
 		if err := fs.Err0(); err != nil {
@@ -507,6 +518,7 @@ func (b *bench) loop(ctx context.Context, table string) error {
 		stmt.Reset()
 		stmt.WriteString(head)
 		args = args[:0]
+		rows = rows[:0]
 		n := 0
 		var decodeErr error
 		fs.EachRecord(func(r *kgo.Record) {
@@ -517,13 +529,17 @@ func (b *bench) loop(ctx context.Context, table string) error {
 				decodeErr = err
 				return
 			}
-			if n > 0 {
-				stmt.WriteByte(',')
-			}
-			p := n * cols
-			fmt.Fprintf(&stmt, "($%d,$%d,$%d,$%d,$%d,$%d)", p+1, p+2, p+3, p+4, p+5, p+6)
 			e := v.Payload
-			args = append(args, e.ID, e.TS, e.User, e.Action, e.Amount, e.Note)
+			if copy {
+				rows = append(rows, []any{e.ID, e.TS, e.User, e.Action, e.Amount, e.Note})
+			} else {
+				if n > 0 {
+					stmt.WriteByte(',')
+				}
+				p := n * cols
+				fmt.Fprintf(&stmt, "($%d,$%d,$%d,$%d,$%d,$%d)", p+1, p+2, p+3, p+4, p+5, p+6)
+				args = append(args, e.ID, e.TS, e.User, e.Action, e.Amount, e.Note)
+			}
 			n++
 		})
 		if decodeErr != nil {
@@ -536,7 +552,12 @@ func (b *bench) loop(ctx context.Context, table string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, stmt.String(), args...); err != nil {
+		if copy {
+			_, err = tx.CopyFrom(ctx, pgx.Identifier{table}, []string{"id", "ts", "user", "action", "amount", "note"}, pgx.CopyFromRows(rows))
+		} else {
+			_, err = tx.Exec(ctx, stmt.String(), args...)
+		}
+		if err != nil {
 			tx.Rollback(ctx)
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,82 @@ func sinkSuite(t *testing.T, s *sqlserver.Server) {
 		}
 		if got := count(t, db, "SELECT SUM("+q("orders")+") FROM "+q("ins_orders")); got != want {
 			t.Fatalf("sum %d, want %d", got, want)
+		}
+	})
+
+	t.Run("insert of every plain type and a timestamp; decimals and dates", func(t *testing.T) {
+		// On PostgreSQL the first table is written by binary COPY, the
+		// second (decimal and date columns) by INSERT; both read back the
+		// values written.
+		plain := &connect.Schema{Type: connect.StructT, Name: "plain", Fields: []connect.Field{
+			{Name: "i8", Index: 0, Schema: &connect.Schema{Type: connect.Int8}},
+			{Name: "i16", Index: 1, Schema: &connect.Schema{Type: connect.Int16}},
+			{Name: "f32", Index: 2, Schema: &connect.Schema{Type: connect.Float32}},
+			{Name: "f64", Index: 3, Schema: &connect.Schema{Type: connect.Float64}},
+			{Name: "ok", Index: 4, Schema: &connect.Schema{Type: connect.Boolean}},
+			{Name: "raw", Index: 5, Schema: &connect.Schema{Type: connect.Bytes, Optional: true}},
+			{Name: "at", Index: 6, Schema: &connect.Schema{Type: connect.Int64, Name: connect.TimestampName}},
+			{Name: "s", Index: 7, Schema: &connect.Schema{Type: connect.String, Optional: true}},
+		}}
+		logical := &connect.Schema{Type: connect.StructT, Name: "logical", Fields: []connect.Field{
+			{Name: "price", Index: 0, Schema: &connect.Schema{Type: connect.Bytes, Name: connect.DecimalName, Parameters: map[string]string{"scale": "2"}}},
+			{Name: "day", Index: 1, Schema: &connect.Schema{Type: connect.Int32, Name: connect.DateName}},
+		}}
+		at := time.Date(2024, 3, 4, 5, 6, 7, 8_000_000, time.UTC)
+		var recs []connect.SinkRecord
+		for i := 0; i < 50; i++ {
+			v := connect.NewStruct(plain)
+			_ = v.Put("i8", int8(i))
+			_ = v.Put("i16", int16(i*100))
+			_ = v.Put("f32", float32(i)+0.5)
+			_ = v.Put("f64", float64(i)+0.25)
+			_ = v.Put("ok", i%2 == 0)
+			if i%3 != 0 {
+				_ = v.Put("raw", []byte{byte(i), 0, 0xff})
+				_ = v.Put("s", fmt.Sprintf("row %d", i))
+			}
+			_ = v.Put("at", at.Add(time.Duration(i)*time.Second))
+			recs = append(recs, connect.SinkRecord{Record: connect.Record{Topic: "plain", ValueSchema: plain, Value: v}, KafkaOffset: int64(i)})
+			l := connect.NewStruct(logical)
+			_ = l.Put("price", connect.Decimal{Unscaled: big.NewInt(int64(i)*100 + 25), Scale: 2})
+			_ = l.Put("day", time.Date(2024, 1, 1+i, 0, 0, 0, 0, time.UTC))
+			recs = append(recs, connect.SinkRecord{Record: connect.Record{Topic: "logical", ValueSchema: logical, Value: l}, KafkaOffset: int64(i)})
+		}
+		task := startSink(t, with(base(s), "auto.create", "true", "table.name.format", "types_${topic}", "topics", "plain,logical"))
+		if err := task.Put(recs); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, db, "SELECT COUNT(*) FROM "+q("types_plain")); n != 50 {
+			t.Fatalf("%d plain rows", n)
+		}
+		if n := count(t, db, "SELECT COUNT(*) FROM "+q("types_logical")); n != 50 {
+			t.Fatalf("%d logical rows", n)
+		}
+		var (
+			i8, i16    int64
+			f32, f64   float64
+			ok         bool
+			raw        []byte
+			gotAt      time.Time
+			str        sql.NullString
+			price, day string
+		)
+		if err := db.QueryRow("SELECT "+q("i8")+","+q("i16")+","+q("f32")+","+q("f64")+","+q("ok")+","+q("raw")+","+q("at")+","+q("s")+
+			" FROM "+q("types_plain")+" WHERE "+q("i8")+" = 7").Scan(&i8, &i16, &f32, &f64, &ok, &raw, &gotAt, &str); err != nil {
+			t.Fatal(err)
+		}
+		if i8 != 7 || i16 != 700 || f32 != 7.5 || f64 != 7.25 || ok || string(raw) != string([]byte{7, 0, 0xff}) ||
+			!gotAt.Equal(at.Add(7*time.Second)) || str.String != "row 7" {
+			t.Fatalf("row 7 read back as %v %v %v %v %v %v %v %v", i8, i16, f32, f64, ok, raw, gotAt, str)
+		}
+		if n := count(t, db, "SELECT COUNT(*) FROM "+q("types_plain")+" WHERE "+q("raw")+" IS NULL AND "+q("s")+" IS NULL"); n != 17 {
+			t.Fatalf("%d rows with null raw and s, want 17", n)
+		}
+		if err := db.QueryRow("SELECT CAST("+q("price")+" AS CHAR(20)), CAST("+q("day")+" AS CHAR(10)) FROM "+q("types_logical")+" WHERE "+q("price")+" = 7.25").Scan(&price, &day); err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(price) != "7.25" || day != "2024-01-08" {
+			t.Fatalf("logical row read back as %q %q", price, day)
 		}
 	})
 

@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/vltava/vltava/connect"
 )
 
@@ -252,6 +255,12 @@ func (t *SinkTask) write(records []connect.SinkRecord) error {
 		}
 		t.tables[o.table] = cols
 	}
+	if _, pg := t.cfg.conn.target.dialect.(postgres); pg && t.cfg.insertMode == "insert" && copyable(ops) {
+		if err := t.writeCopy(ctx, ops); err != nil {
+			return &sqlError{err}
+		}
+		return nil
+	}
 	tx, err := t.db.BeginTx(ctx, nil)
 	if err != nil {
 		return &sqlError{err}
@@ -417,4 +426,81 @@ func nullOr(s *connect.Schema) string {
 func isStructValue(v any) bool {
 	_, ok := v.(*connect.Struct)
 	return ok
+}
+
+// copyable reports whether every insert of ops can go through PostgreSQL's
+// binary COPY: columns of plain types, whose Go values pgx encodes for the
+// column types auto.create makes (or any compatible type), and timestamps.
+// Decimals, dates and times are bound as text for INSERT; their ops take
+// the INSERT path.
+func copyable(ops []*op) bool {
+	for _, o := range ops {
+		if o.delete {
+			continue
+		}
+		for _, c := range o.meta.cols {
+			if c.schema == nil {
+				return false
+			}
+			switch c.schema.Name {
+			case "", connect.TimestampName:
+			default:
+				return false
+			}
+			switch c.schema.Type {
+			case connect.Int8, connect.Int16, connect.Int32, connect.Int64, connect.Float32, connect.Float64,
+				connect.Boolean, connect.String, connect.Bytes:
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// writeCopy runs ops in one PostgreSQL transaction with insert.mode=insert:
+// each batch of inserts is one binary COPY (the rows of a multi-row INSERT,
+// without the statement's parameters to parse and plan), deletes one
+// statement per row.
+func (t *SinkTask) writeCopy(ctx context.Context, ops []*op) error {
+	c, err := t.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	d := t.cfg.conn.target.dialect
+	return c.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("jdbc: %T is not a pgx connection", dc)
+		}
+		tx, err := sc.Conn().Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback(ctx) }() // nothing once committed
+		for _, o := range ops {
+			if o.delete {
+				q := "DELETE FROM " + d.quote(o.table) + " WHERE " + t.keyWhere(o.meta, 1)
+				for _, row := range o.rows {
+					if _, err := tx.Exec(ctx, q, row...); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			names := make([]string, len(o.meta.cols))
+			for i, col := range o.meta.cols {
+				names[i] = col.name
+			}
+			n, err := tx.CopyFrom(ctx, pgx.Identifier{o.table}, names, pgx.CopyFromRows(o.rows))
+			if err != nil {
+				return err
+			}
+			if n != int64(len(o.rows)) {
+				return fmt.Errorf("jdbc: COPY into %s wrote %d rows of %d", o.table, n, len(o.rows))
+			}
+		}
+		return tx.Commit(ctx)
+	})
 }
