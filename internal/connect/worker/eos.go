@@ -167,13 +167,7 @@ func (t *taskRun) runSourceTransactional(task connect.SourceTask, conv *Converte
 		interval = time.Duration(n) * time.Millisecond
 	}
 	txnID := w.cfg.TransactionalID(name, t.id.Task)
-	opts := append(w.ClientOpts("connector-producer-"+t.id.String()),
-		kgo.RecordPartitioner(partitioner{kgo.StickyKeyPartitioner(nil)}),
-		kgo.AllowAutoTopicCreation(),
-		kgo.ProducerBatchMaxBytes(1<<20),
-	)
-	opts = append(opts, popts...)
-	opts = append(opts, kgo.TransactionalID(txnID), kgo.TransactionTimeout(txnTimeout), kgo.RequiredAcks(kgo.AllISRAcks()))
+	opts := append(t.sourceProducerOpts(popts), kgo.TransactionalID(txnID), kgo.TransactionTimeout(txnTimeout), kgo.RequiredAcks(kgo.AllISRAcks()))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return err
@@ -202,22 +196,14 @@ func (t *taskRun) runSourceTransactional(task connect.SourceTask, conv *Converte
 		tc = newTxnContext()
 		sctx.txn = tc
 	}
-	task.Initialize(sctx)
-	if err := safeCall(func() error { return task.Start(t.taskProps) }); err != nil {
-		return fmt.Errorf("task failed to start: %w", err)
-	}
-	stopped := false
-	stopTask := func() {
-		if !stopped {
-			stopped = true
-			if err := safeCall(task.Stop); err != nil {
-				w.log.Warn("task stop failed", "task", t.id.String(), "err", err)
-			}
-		}
+	stopTask, err := t.startSource(task, sctx)
+	if err != nil {
+		return err
 	}
 	defer stopTask()
 	committer, _ := task.(connect.RecordCommitter)
 
+	eh := &errorHandler{policy: ep, log: w.log, conn: name, task: t.id.Task}
 	x := &sourceTxn{t: t, cl: cl, store: store, task: task, committer: committer, offsets: map[string]OffsetEntry{}}
 	w.report(t.id, Running, nil)
 	for {
@@ -229,26 +215,17 @@ func (t *taskRun) runSourceTransactional(task connect.SourceTask, conv *Converte
 				return err
 			}
 		}
-		var recs []connect.SourceRecord
-		err := safeCall(func() error {
-			var err error
-			recs, err = task.Poll(t.ctx)
-			return err
-		})
-		if t.ctx.Err() != nil {
+		recs, stop, err := t.pollSource(task)
+		if stop {
 			break
 		}
 		if err != nil {
-			if connect.IsRetriable(err) {
-				w.log.Warn("retriable error polling the task", "task", t.id.String(), "err", err)
-				continue
-			}
 			x.abort()
-			return fmt.Errorf("task poll: %w", err)
+			return err
 		}
 		for i := range recs {
 			sr := &recs[i]
-			rec, err := t.prepareSource(sr, conv, chain, &errorHandler{policy: ep, log: w.log, conn: name, task: t.id.Task})
+			rec, err := t.prepareSource(sr, conv, chain, eh)
 			if errors.Is(err, errSkip) {
 				continue
 			}

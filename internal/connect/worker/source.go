@@ -196,31 +196,16 @@ func (t *taskRun) runSource(task connect.SourceTask, conv *Converters, chain *Ch
 	if err != nil {
 		return err
 	}
-	opts := append(w.ClientOpts("connector-producer-"+t.id.String()),
-		kgo.RecordPartitioner(partitioner{kgo.StickyKeyPartitioner(nil)}),
-		kgo.AllowAutoTopicCreation(),
-		kgo.ProducerBatchMaxBytes(1<<20),
-	)
-	opts = append(opts, popts...)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(t.sourceProducerOpts(popts)...)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	eh := &errorHandler{policy: ep, log: w.log, conn: name, task: t.id.Task}
 	sub := newSubmitted()
-	task.Initialize(sourceCtx{props: t.taskProps, offsets: offsetReader{w.offsets, name}})
-	if err := safeCall(func() error { return task.Start(t.taskProps) }); err != nil {
-		return fmt.Errorf("task failed to start: %w", err)
-	}
-	stopped := false
-	stopTask := func() {
-		if !stopped {
-			stopped = true
-			if err := safeCall(task.Stop); err != nil {
-				w.log.Warn("task stop failed", "task", t.id.String(), "err", err)
-			}
-		}
+	stopTask, err := t.startSource(task, sourceCtx{props: t.taskProps, offsets: offsetReader{w.offsets, name}})
+	if err != nil {
+		return err
 	}
 	defer stopTask()
 	committer, _ := task.(connect.RecordCommitter)
@@ -256,21 +241,12 @@ func (t *taskRun) runSource(task connect.SourceTask, conv *Converters, chain *Ch
 			}
 			lastFlush = time.Now()
 		}
-		var recs []connect.SourceRecord
-		err := safeCall(func() error {
-			var err error
-			recs, err = task.Poll(t.ctx)
-			return err
-		})
-		if t.ctx.Err() != nil {
+		recs, stop, err := t.pollSource(task)
+		if stop {
 			break
 		}
 		if err != nil {
-			if connect.IsRetriable(err) {
-				w.log.Warn("retriable error polling the task", "task", t.id.String(), "err", err)
-				continue
-			}
-			return fmt.Errorf("task poll: %w", err)
+			return err
 		}
 		for i := range recs {
 			sr := &recs[i]
@@ -323,6 +299,58 @@ func (t *taskRun) runSource(task connect.SourceTask, conv *Converters, chain *Ch
 		w.log.Error("final offset flush failed", "task", t.id.String(), "err", err)
 	}
 	return errStopped
+}
+
+// sourceProducerOpts are the options of a source task's producer: the
+// worker's client, the record's own partition else Kafka's default, and the
+// task's producer properties (popts).
+func (t *taskRun) sourceProducerOpts(popts []kgo.Opt) []kgo.Opt {
+	opts := append(t.w.ClientOpts("connector-producer-"+t.id.String()),
+		kgo.RecordPartitioner(partitioner{kgo.StickyKeyPartitioner(nil)}),
+		kgo.AllowAutoTopicCreation(),
+		kgo.ProducerBatchMaxBytes(1<<20),
+	)
+	return append(opts, popts...)
+}
+
+// startSource initializes and starts a source task; the returned stop
+// stops it once, however often it is called.
+func (t *taskRun) startSource(task connect.SourceTask, sctx sourceCtx) (stop func(), err error) {
+	task.Initialize(sctx)
+	if err := safeCall(func() error { return task.Start(t.taskProps) }); err != nil {
+		return nil, fmt.Errorf("task failed to start: %w", err)
+	}
+	stopped := false
+	return func() {
+		if !stopped {
+			stopped = true
+			if err := safeCall(task.Stop); err != nil {
+				t.w.log.Warn("task stop failed", "task", t.id.String(), "err", err)
+			}
+		}
+	}, nil
+}
+
+// pollSource polls the task once. stop: the task is being stopped. A
+// retriable error is logged and answered as an empty poll; any other fails
+// the task.
+func (t *taskRun) pollSource(task connect.SourceTask) (recs []connect.SourceRecord, stop bool, err error) {
+	err = safeCall(func() error {
+		var err error
+		recs, err = task.Poll(t.ctx)
+		return err
+	})
+	if t.ctx.Err() != nil {
+		return nil, true, nil
+	}
+	if err != nil {
+		if connect.IsRetriable(err) {
+			t.w.log.Warn("retriable error polling the task", "task", t.id.String(), "err", err)
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("task poll: %w", err)
+	}
+	return recs, false, nil
 }
 
 // prepareSource transforms and converts one source record into a Kafka
