@@ -379,6 +379,12 @@ func TestTieredStorageDeleteRecordsAndTopicDeletion(t *testing.T) {
 		if el <= cut+outageSegmentBytes/1024 {
 			return fmt.Errorf("earliest-local offset %d", el)
 		}
+		// Tiering has caught up: what is still local fits the local
+		// retention and the active segment, so no upload after the sizes
+		// below adds remote bytes while DeleteRecords removes some.
+		if local, _ := tierSizes(t, b, topic); local > outageLocalBytes+outageSegmentBytes {
+			return fmt.Errorf("%d bytes still local", local)
+		}
 		return nil
 	}); err != nil {
 		t.Fatalf("the topic was not tiered past offset %d: %v", cut, err)
