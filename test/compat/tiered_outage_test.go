@@ -564,6 +564,9 @@ func remoteSegmentStarts(t *testing.T, srv *s3server.Server) []int {
 	t.Helper()
 	var out []int
 	err := filepath.WalkDir(filepath.Join(srv.Root, "tiered"), func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted while the walk ran: no longer in the bucket
+		}
 		if err != nil {
 			return err
 		}

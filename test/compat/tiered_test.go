@@ -2,6 +2,7 @@ package compat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -245,6 +246,9 @@ func listOffset(ctx context.Context, b *Broker, topic string, ts int64) (int64, 
 func bucketUsage(t *testing.T, srv *s3server.Server) (objects int, bytes int64) {
 	t.Helper()
 	err := filepath.WalkDir(filepath.Join(srv.Root, "tiered"), func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted while the walk ran: no longer in the bucket
+		}
 		if err != nil {
 			return err
 		}
@@ -256,6 +260,9 @@ func bucketUsage(t *testing.T, srv *s3server.Server) (objects int, bytes int64) 
 			return nil
 		}
 		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
