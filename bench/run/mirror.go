@@ -34,13 +34,13 @@ func mirrorSection(e env, nruns int, w func(string, ...any)) int {
 		records, lagSeconds = 20_000, 3
 	}
 	w("\n## MirrorMaker (%d run(s), order alternating; %d records of 1 KiB, 4 partitions)\n\n", nruns, records)
-	w("| run | franz-go consume+produce loop MB/s | vltava mirror MB/s, from exec | mirror/loop | mirror start-up s | vltava mirror MB/s, first record to last | mirror/loop | exactly-once mirror MB/s, first record to last | exactly-once/loop |\n|---|---|---|---|---|---|---|---|---|\n")
+	w("| run | franz-go consume+produce loop MB/s | vltava mirror MB/s, from exec | mirror/loop | mirror start-up s | vltava mirror MB/s, first record to last | mirror/loop | exactly-once mirror MB/s, first record to last | exactly-once/loop | offset-preserving mirror MB/s, first record to last | preserving/loop |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	failed := 0
-	var ratios, steadyRatios, eosRatios []float64
+	var ratios, steadyRatios, eosRatios, keepRatios []float64
 	for i := 0; i < nruns; i++ {
 		r, err := measureMirror(e, records, i)
 		if err != nil {
-			w("| %d | failed: %v | | | | | | | |\n", i+1, err)
+			w("| %d | failed: %v | | | | | | | | | |\n", i+1, err)
 			failed++
 			continue
 		}
@@ -51,10 +51,13 @@ func mirrorSection(e env, nruns int, w func(string, ...any)) int {
 		if r.eos > 0 {
 			eosRatios = append(eosRatios, r.eos/r.loop)
 		}
-		w("| %d | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f | %.1f | %.2f |\n", i+1, r.loop, r.mirror, r.mirror/r.loop, r.startup.Seconds(), r.steady, r.steady/r.loop, r.eos, r.eos/r.loop)
+		if r.preserve > 0 {
+			keepRatios = append(keepRatios, r.preserve/r.loop)
+		}
+		w("| %d | %.1f | %.1f | %.2f | %.2f | %.1f | %.2f | %.1f | %.2f | %.1f | %.2f |\n", i+1, r.loop, r.mirror, r.mirror/r.loop, r.startup.Seconds(), r.steady, r.steady/r.loop, r.eos, r.eos/r.loop, r.preserve, r.preserve/r.loop)
 	}
 	if len(ratios) > 0 {
-		w("\nMedian mirror/loop: %.2f from exec, %.2f from the first record on B; exactly-once %.2f from the first record on B.\n", median(ratios), medianOrZero(steadyRatios), medianOrZero(eosRatios))
+		w("\nMedian mirror/loop: %.2f from exec, %.2f from the first record on B; exactly-once %.2f, offset-preserving %.2f from the first record on B.\n", median(ratios), medianOrZero(steadyRatios), medianOrZero(eosRatios), medianOrZero(keepRatios))
 	}
 	p50, p99, err := measureMirrorLag(e, lagSeconds)
 	if err != nil {
@@ -207,6 +210,7 @@ func mm2Bench(dir, alias, a, b string, extra ...string) (string, error) {
 type mirrorRun struct {
 	loop, mirror, steady float64
 	eos                  float64 // exactly.once.source.support=enabled, first record to last
+	preserve             float64 // vltava.preserve.offsets=true, first record to last
 	startup              time.Duration
 }
 
@@ -243,16 +247,38 @@ func measureMirror(e env, n, i int) (r mirrorRun, err error) {
 		r.eos = copyRate(n, first, d-firstAt)
 		return err
 	}
-	steps := []func() error{loop, mirror, eos}
+	preserve := func() error {
+		// Into a third remote topic on B, as P->B, at A's offsets.
+		d, first, firstAt, err := runMirrorUntil(e, a.addr, b.addr, "P.bench", int64(n), "emit.checkpoints.enabled = false", "sync.topic.acls.enabled = false",
+			"vltava.preserve.offsets = true")
+		r.preserve = copyRate(n, first, d-firstAt)
+		return err
+	}
+	steps := []func() error{loop, mirror, eos, preserve}
 	if i%2 == 1 {
 		slices.Reverse(steps)
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
-			return r, err
+			return r, fmt.Errorf("%w%s%s", err, exitNote("A", a), exitNote("B", b))
 		}
 	}
 	return r, nil
+}
+
+// exitNote is the end of a broker's log if its process has exited, so a
+// failed run says why.
+func exitNote(name string, b *broker) string {
+	// Not yet waited for, an exited broker is a zombie: ask /proc.
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", b.cmd.Process.Pid))
+	if _, after, ok := strings.Cut(string(stat), ") "); err == nil && ok && !strings.HasPrefix(after, "Z") {
+		return ""
+	}
+	out := b.log.String()
+	if len(out) > 3000 {
+		out = out[len(out)-3000:]
+	}
+	return fmt.Sprintf("; cluster %s exited: %s", name, out)
 }
 
 // runMirrorUntil starts `vltava mirror` and times it from the process's

@@ -67,6 +67,10 @@ type Topic struct {
 	KeySchemaValidation   bool `config:"confluent.key.schema.validation,vltava.key.schema.validation"`
 	ValueSchemaValidation bool `config:"confluent.value.schema.validation,vltava.value.schema.validation"`
 
+	// PreserveOffsets (vltava.preserve.offsets) marks the target topic of
+	// an offset-preserving mirror: produced batches keep their offsets.
+	PreserveOffsets bool `config:"vltava.preserve.offsets"`
+
 	// Overridden lists the topic-level keys set on the topic itself.
 	Overridden []string
 }
@@ -251,6 +255,7 @@ func ResolveTopic(b *Broker, dynamicBroker map[string]string, overrides map[stri
 		FollowerThrottledReplicas:   parseThrottledReplicas(values["follower.replication.throttled.replicas"]),
 		KeySchemaValidation:         parseBool(values["confluent.key.schema.validation"]) || parseBool(values["vltava.key.schema.validation"]),
 		ValueSchemaValidation:       parseBool(values["confluent.value.schema.validation"]) || parseBool(values["vltava.value.schema.validation"]),
+		PreserveOffsets:             parseBool(values["vltava.preserve.offsets"]),
 		Overridden:                  sortedNames(overrides),
 	}
 	for _, p := range splitList(values["cleanup.policy"]) {

@@ -53,6 +53,7 @@ var topicDefList = []Def{
 	def("segment.jitter.ms", Long, "0", "Maximum random jitter subtracted from segment.ms to avoid thundering rolls.", atLeast(0)),
 	def("segment.ms", Long, weekMs, "Time after which a segment is rolled even if it is not full.", atLeast(1)),
 	def("unclean.leader.election.enable", Boolean, "false", "Whether an out-of-sync replica may become leader as a last resort, at the risk of data loss."),
+	def("vltava.preserve.offsets", Boolean, "false", "The topic is written by an offset-preserving mirror: a produced batch keeps its base offset, which must be at or past the log end offset (gaps are kept), instead of getting the next one; a batch starting below the log end offset is OFFSET_OUT_OF_RANGE.", vltavaOnly()),
 }
 
 func init() { topicDefList = append(topicDefList, schemaValidationTopicDefs...) }

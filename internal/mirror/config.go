@@ -66,6 +66,10 @@ type Flow struct {
 	OffsetLagMax        int64
 	ExactlyOnce         bool // exactly.once.source.support=enabled
 	OffsetFlushInterval time.Duration
+	// PreserveOffsets (vltava.preserve.offsets): every record lands at its
+	// source offset on the target, whose remote topics are created with the
+	// topic config of the same name (Vltava targets only).
+	PreserveOffsets bool
 }
 
 // Name is "A->B".
@@ -119,6 +123,7 @@ var flowSettings = map[string]setting{
 	"offset.flush.interval.ms":                            {"60000", millis(func(f *Flow) *time.Duration { return &f.OffsetFlushInterval })},
 	"offset-syncs.topic.location":                         {"source", location},
 	"exactly.once.source.support":                         {"disabled", exactlyOnce},
+	"vltava.preserve.offsets":                             {"false", boolean(func(f *Flow) *bool { return &f.PreserveOffsets })},
 	"tasks.max":                                           {"1", onlyOne},
 	"replication.policy.class":                            {DefaultPolicyClass, nil},
 	"replication.policy.separator":                        {".", nil},
@@ -270,6 +275,9 @@ func parseFlow(props map[string]string, src, tgt string) (Flow, error) {
 		return Flow{}, err
 	}
 	f.Policy = p
+	if f.PreserveOffsets && f.ExactlyOnce {
+		return Flow{}, fmt.Errorf("%s->%s: vltava.preserve.offsets: an offset-preserving flow is exactly-once by itself (it resumes at the target's end offsets); leave exactly.once.source.support disabled", src, tgt)
+	}
 	return f, nil
 }
 

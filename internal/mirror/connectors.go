@@ -82,6 +82,7 @@ var dedicatedOnly = map[string]string{
 	"offset.storage.replication.factor":   "a worker setting",
 	"exactly.once.source.support":         "a worker setting (set exactly.once.source.support=enabled on the workers)",
 	"dedicated.mode.enable.internal.rest": "a dedicated-mode setting",
+	"vltava.preserve.offsets":             "a dedicated-mode setting (on a Connect cluster the worker's producer assigns the offsets; run `vltava mirror`)",
 }
 
 // connectorFlow turns a connector config into the flow it runs, with the

@@ -43,6 +43,7 @@ func TestConnectorFlow(t *testing.T) {
 		{base("offset.flush.interval.ms", "100"), "offset.flush.interval.ms"},
 		{base("exactly.once.source.support", "enabled"), "exactly.once.source.support"},
 		{base("topics", "orders["), "invalid regex"},
+		{base("vltava.preserve.offsets", "true"), "vltava.preserve.offsets"},
 		{base("target.cluster.bootstrap.servers", ""), "target.cluster.bootstrap.servers"},
 		{base("source.cluster.sasl.nonsense", "x"), "source.cluster.sasl.nonsense"},
 		{base("target.cluster.alias", "east"), "must differ"},

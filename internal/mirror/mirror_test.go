@@ -182,6 +182,17 @@ func TestParseRefusals(t *testing.T) {
 		}
 	}
 	p := base()
+	p["A->B.vltava.preserve.offsets"] = "true"
+	p["exactly.once.source.support"] = "enabled"
+	if _, err := Parse(p); err == nil || !strings.Contains(err.Error(), "vltava.preserve.offsets") {
+		t.Errorf("preserve.offsets with exactly-once: %v", err)
+	}
+	p["A->B.vltava.preserve.offsets"] = "yes"
+	delete(p, "exactly.once.source.support")
+	if _, err := Parse(p); err == nil || !strings.Contains(err.Error(), "vltava.preserve.offsets") {
+		t.Errorf("vltava.preserve.offsets=yes: %v", err)
+	}
+	p = base()
 	delete(p, "B.bootstrap.servers")
 	if _, err := Parse(p); err == nil || !strings.Contains(err.Error(), "B.bootstrap.servers") {
 		t.Errorf("missing bootstrap: %v", err)

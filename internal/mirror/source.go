@@ -35,6 +35,10 @@ type Source struct {
 	// workerOffsets: a Connect worker stores the source offsets (the
 	// MirrorSourceConnector task), so background writes offset syncs only.
 	workerOffsets bool
+
+	// leaders: where the remote partitions are written in the
+	// offset-preserving mode; owned by runOnce's preserving writer.
+	leaders map[partitionKey]leader
 }
 
 type partState struct {
@@ -84,6 +88,7 @@ func (s *Source) runOnce(ctx context.Context) error {
 	s.mu.Lock()
 	s.parts, s.pending, s.failed = map[partitionKey]*partState{}, nil, nil
 	s.mu.Unlock()
+	s.leaders = nil
 
 	popts := []kgo.Opt{
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -142,6 +147,11 @@ func (s *Source) runOnce(ctx context.Context) error {
 
 	topics := newTopicSync(s, srcAdmCl, tgtCl)
 	stored := func(k partitionKey) (int64, bool) { off, ok := progress[k]; return off, ok }
+	if f.PreserveOffsets {
+		// The target's end offsets are the truth: what is there is
+		// never written again.
+		stored = s.targetEnds(ctx, tgtAdm)
+	}
 	if err := topics.refresh(ctx, consumer, stored); err != nil {
 		return err
 	}
@@ -158,13 +168,35 @@ func (s *Source) runOnce(ctx context.Context) error {
 		s.background(ctx, topics, consumer, stored, tgtCl, syncCl)
 	}()
 
+	// The offset-preserving copy writes in its own goroutine, a poll
+	// behind the consumer, so fetching A and writing B overlap (the
+	// producer's pipelining does that in the other modes).
+	var preserveQ chan kgo.Fetches
+	if f.PreserveOffsets {
+		preserveQ = make(chan kgo.Fetches, 2)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for fs := range preserveQ {
+				if err := s.copyPreserving(ctx, tgtCl, fs); err != nil {
+					if ctx.Err() == nil {
+						s.fail(err)
+						cancel()
+					}
+					return
+				}
+			}
+		}()
+		defer close(preserveQ)
+	}
+
 	for {
 		fs := consumer.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		if err := s.failure(); err != nil {
 			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		var ferr error
 		fs.EachError(func(t string, p int32, err error) {
@@ -181,6 +213,17 @@ func (s *Source) runOnce(ctx context.Context) error {
 				return err
 			}
 			s.writeSyncs(ctx, syncCl, true)
+			continue
+		}
+		if f.PreserveOffsets {
+			select {
+			case preserveQ <- fs:
+			case <-ctx.Done():
+				if err := s.failure(); err != nil {
+					return err
+				}
+				return ctx.Err()
+			}
 			continue
 		}
 		fs.EachRecord(func(r *kgo.Record) { tgtCl.Produce(ctx, s.remote(r), s.acked(r.Topic, r.Offset)) })

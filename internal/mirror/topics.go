@@ -91,7 +91,18 @@ func (t *topicSync) refresh(ctx context.Context, consumer *kgo.Client, progress 
 			t.s.log.Info("created remote topic", "topic", r, "partitions", n)
 		} else if td.Err != nil {
 			continue
-		} else if have := len(td.Partitions); have < n {
+		} else if f.PreserveOffsets && t.consumed[name] == 0 {
+			ok, err := preserving(ctx, t.tgt, r)
+			if err != nil {
+				t.s.log.Warn("describing remote topic", "topic", r, "err", err)
+				continue
+			}
+			if !ok {
+				t.s.log.Warn("not mirrored: the remote topic exists without "+PreserveOffsetsConfig+"=true, so its offsets cannot be kept", "topic", r)
+				continue
+			}
+		}
+		if have := len(td.Partitions); exists && td.Err == nil && have < n {
 			if _, err := t.tgt.UpdatePartitions(ctx, n, r); err != nil {
 				t.s.log.Warn("adding partitions to remote topic", "topic", r, "err", err)
 				continue
@@ -132,6 +143,10 @@ func (t *topicSync) copiedConfigs(configs kadm.ResourceConfigs, topic string) ma
 				out[c.Key] = &v
 			}
 		}
+	}
+	if t.s.flow.PreserveOffsets {
+		v := "true"
+		out[PreserveOffsetsConfig] = &v
 	}
 	return out
 }

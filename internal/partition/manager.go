@@ -319,6 +319,7 @@ func ValidateOptions(t config.Topic) record.ValidateOptions {
 		TimestampBeforeMaxMs: t.MessageTimestampBeforeMaxMs,
 		TimestampAfterMaxMs:  t.MessageTimestampAfterMaxMs,
 		Compacted:            t.CleanupPolicyCompact,
+		KeepBaseOffset:       t.PreserveOffsets,
 	}
 	if t.MessageTimestampType == "LogAppendTime" {
 		o.TimestampType = record.LogAppendTime

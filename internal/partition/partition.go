@@ -146,6 +146,7 @@ func (p *Partition) AppendChecked(data []byte, acks int16, produceVersion int16,
 			kerr.NotEnoughReplicas, p.Topic, p.Index, s.isr, s.topic.MinInsyncReplicas)
 	}
 	opts := s.validate
+	txn.KeepBaseOffset = opts.KeepBaseOffset // vltava.preserve.offsets
 	opts.Now = time.Now().UnixMilli()
 	opts.ProduceVersion = produceVersion
 	opts.CheckRecord = check

@@ -216,3 +216,10 @@ func appendRecord(dst []byte, r *Record) []byte {
 	}
 	return dst
 }
+
+// EncodedLen is the bytes r takes in an uncompressed batch, its length
+// prefix included.
+func EncodedLen(r *Record) int {
+	body := recordBodyLen(r)
+	return varintLen(int64(body)) + body
+}

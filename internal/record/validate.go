@@ -47,13 +47,19 @@ type ValidateOptions struct {
 	// ProduceVersion is the Produce request version. Versions 3-6 may not
 	// carry zstd (KIP-110); 0 means "current" and skips that check.
 	ProduceVersion int16
+	// KeepBaseOffset accepts any non-negative base offset and keeps it
+	// through a rebuild: the topic is the target of an offset-preserving
+	// mirror (vltava.preserve.offsets), whose log appends at that offset.
+	// Otherwise a produced batch's base offset must be 0, as in Kafka.
+	KeepBaseOffset bool
 }
 
 // Validated is an accepted produce batch.
 type Validated struct {
 	// Batch is the batch to append. When not Recompressed it aliases the
 	// request bytes (trimmed of any partial trailing batch); otherwise it is
-	// a new buffer. Its base offset is 0 until the log assigns one.
+	// a new buffer. Its base offset is 0 until the log assigns one (or the
+	// producer's, with KeepBaseOffset).
 	Batch []byte
 	// Header is Batch's header.
 	Header Header
@@ -155,7 +161,11 @@ func ValidateProduce(data []byte, opts ValidateOptions) (Validated, error) {
 	}
 
 	// UnifiedLog.analyzeAndValidateRecords.
-	if h.BaseOffset != 0 {
+	if opts.KeepBaseOffset {
+		if h.BaseOffset < 0 {
+			return Validated{}, errInvalid("the base offset of a record batch must not be negative, not %d", h.BaseOffset)
+		}
+	} else if h.BaseOffset != 0 {
 		return Validated{}, errInvalid("the base offset of a produced record batch must be 0, not %d", h.BaseOffset)
 	}
 	if opts.MaxMessageBytes > 0 && total > opts.MaxMessageBytes {
@@ -328,7 +338,8 @@ func saturatingAdd(a, b int64) int64 {
 // LogValidator.buildRecordsAndAssignOffsets does: offset deltas 0..n-1,
 // timestamps re-based on the first record's (absolute timestamps are kept),
 // record attributes 0, CreateTime with MaxTimestamp the records' maximum,
-// and the producer fields, transactional flag and leader epoch kept.
+// and the base offset, producer fields, transactional flag and leader epoch
+// kept (a produced batch's base offset is 0 unless KeepBaseOffset).
 func rebuild(batch []byte, codec Codec, level Level) ([]byte, error) {
 	h, recs, err := DecodeRecords(batch)
 	if err != nil {
@@ -344,7 +355,7 @@ func rebuild(batch []byte, codec Codec, level Level) ([]byte, error) {
 		recs[i].TimestampDelta = ts - first
 	}
 	nh := Header{
-		BaseOffset:           0,
+		BaseOffset:           h.BaseOffset,
 		PartitionLeaderEpoch: h.PartitionLeaderEpoch,
 		Attributes:           h.Attributes & attrTransactional,
 		LastOffsetDelta:      int32(len(recs) - 1),

@@ -408,3 +408,31 @@ func TestValidateProduceCheckRecord(t *testing.T) {
 		}
 	}
 }
+
+// With KeepBaseOffset (an offset-preserving mirror's target topic) a
+// produced batch may carry any non-negative base offset, and a batch
+// rebuilt into the topic's codec keeps it.
+func TestValidateProduceKeepBaseOffset(t *testing.T) {
+	opts := permissive()
+	opts.KeepBaseOffset = true
+	for _, target := range []Codec{CodecNone, CodecLZ4} {
+		opts.KeepProducerCodec, opts.TargetCodec = false, target
+		h := sampleHeader(3)
+		h.BaseOffset = 1234
+		v, err := ValidateProduce(mustBuild(t, h, sampleRecords(3, 20), CodecNone), opts)
+		if err != nil {
+			t.Fatalf("to %s: %v", target, err)
+		}
+		if v.Header.BaseOffset != 1234 || v.Recompressed != (target != CodecNone) {
+			t.Fatalf("to %s: base offset %d, recompressed %v; want 1234 kept", target, v.Header.BaseOffset, v.Recompressed)
+		}
+		if got, _ := ParseHeader(v.Batch); got.BaseOffset != 1234 {
+			t.Fatalf("to %s: the batch says base offset %d", target, got.BaseOffset)
+		}
+	}
+	h := sampleHeader(1)
+	h.BaseOffset = -3
+	if _, err := ValidateProduce(mustBuild(t, h, sampleRecords(1, 20), CodecNone), opts); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("negative base offset: %v, want INVALID_RECORD", err)
+	}
+}

@@ -200,7 +200,16 @@ func (l *Log) AppendTxnUnflushed(batch []byte, leaderEpoch int32, opts TxnAppend
 		return AppendInfo{BaseOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1, LogStartOffset: l.logStartOffset.Load(), Duplicate: true}, false, nil
 	}
 
-	base := l.logEndOffset.Load()
+	leo := l.logEndOffset.Load()
+	base := leo
+	if opts.KeepBaseOffset {
+		if h.BaseOffset < leo {
+			l.mu.Unlock()
+			return AppendInfo{}, false, fmt.Errorf("%w: batch [%d, %d] starts below the log end offset %d of offset-preserving %s",
+				kerr.OffsetOutOfRange, h.BaseOffset, h.BaseOffset+int64(h.LastOffsetDelta), leo, l.dir)
+		}
+		base = h.BaseOffset
+	}
 	last := base + int64(h.LastOffsetDelta)
 	seg := l.activeSegment()
 	if seg.shouldRoll(cfg, size, h.MaxTimestamp, last, l.now()) {
@@ -217,7 +226,7 @@ func (l *Log) AppendTxnUnflushed(batch []byte, leaderEpoch int32, opts TxnAppend
 		return AppendInfo{}, false, fmt.Errorf("%w: appending to %s: %w", kerr.KafkaStorageError, l.dir, err)
 	}
 	txnErr := l.applyBatchLocked(seg, &h, batch)
-	l.assertAppendOffset(base, last+1)
+	l.assertAppendOffset(leo, last+1)
 	l.logEndOffset.Store(last + 1)
 	if leaderEpoch >= 0 && leaderEpoch > l.epochs.latestEpoch() {
 		if err := l.epochs.assign(leaderEpoch, base); err != nil {

@@ -124,7 +124,8 @@ type verification struct {
 // already closed. NoVerification skips the check.
 type VerificationGuard uint64
 
-// TxnAppend says how a leader append relates to transactions.
+// TxnAppend says how a leader append relates to transactions, and where
+// its offsets come from.
 type TxnAppend struct {
 	// Guard is the KIP-890 verification the append was made under;
 	// NoVerification when none was needed.
@@ -136,6 +137,11 @@ type TxnAppend struct {
 	// transaction.version 2 (KIP-890 part 2), whose epoch must be above
 	// the epoch of the transaction it ends.
 	MarkerBumpsEpoch bool
+	// KeepBaseOffset appends the batch at its own base offset instead of
+	// the log end offset (a topic with vltava.preserve.offsets): gaps are
+	// kept, and a batch starting below the log end offset is refused with
+	// OFFSET_OUT_OF_RANGE, so nothing is written twice or out of order.
+	KeepBaseOffset bool
 }
 
 // NoVerification is the guard of appends that are not verified.
