@@ -3,10 +3,13 @@ package broker
 // EndTxn (key 26), v0-v5.
 //
 // Commits or aborts the ongoing transaction: the coordinator writes
-// PrepareCommit or PrepareAbort, answers, and then sends WriteTxnMarkers to
-// the leader of every partition in the transaction and writes the Complete
-// record; meanwhile the next request of the producer gets
-// CONCURRENT_TRANSACTIONS. A retry of a completed commit (abort) succeeds;
+// PrepareCommit or PrepareAbort, then sends WriteTxnMarkers to the leader
+// of every partition in the transaction and writes the Complete record;
+// meanwhile a request for the transactional id gets
+// CONCURRENT_TRANSACTIONS. The answer waits for the Complete record, for
+// at most 500 ms (txn.Coordinator.EndTxn): Kafka answers after the Prepare
+// record, and its producer's next transaction then meets
+// CONCURRENT_TRANSACTIONS and a retry pause while the markers are written. A retry of a completed commit (abort) succeeds;
 // the other outcome, or EndTxn with nothing ongoing, is INVALID_TXN_STATE.
 // An unknown transactional or producer id is INVALID_PRODUCER_ID_MAPPING,
 // a stale epoch PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2,

@@ -35,7 +35,15 @@ type pendingMarkers struct {
 	// WriteTxnMarkers v2 on.
 	transactionVersion int16
 	remaining          map[TopicPartition]struct{}
+
+	// done is closed once the markers' sender is finished with the
+	// transaction: completed, or left to another coordinator.
+	done     chan struct{}
+	doneOnce sync.Once
 }
+
+// finish closes done.
+func (pm *pendingMarkers) finish() { pm.doneOnce.Do(func() { close(pm.done) }) }
 
 // markersFor is the markers that complete m, prepared in e.
 func (c *Coordinator) markersFor(e *txnEntry, m *Metadata, coordinatorEpoch int32) *pendingMarkers {
@@ -44,6 +52,7 @@ func (c *Coordinator) markersFor(e *txnEntry, m *Metadata, coordinatorEpoch int3
 		producerID: m.ProducerID, producerEpoch: m.ProducerEpoch,
 		commit: m.State == StatePrepareCommit, transactionVersion: m.ClientTransactionVersion,
 		remaining: map[TopicPartition]struct{}{},
+		done:      make(chan struct{}),
 	}
 	for tp := range m.Partitions {
 		pm.remaining[tp] = struct{}{}
@@ -137,6 +146,7 @@ func (s *markerSender) round(batch []*pendingMarkers) []*pendingMarkers {
 		if !s.c.ownsEpoch(pm.statePartition, pm.coordinatorEpoch) {
 			// No longer the coordinator of this transaction: the new
 			// one completes it from the log.
+			pm.finish()
 			continue
 		}
 		for tp := range pm.remaining {
@@ -183,6 +193,7 @@ func (s *markerSender) round(batch []*pendingMarkers) []*pendingMarkers {
 	var again []*pendingMarkers
 	for _, pm := range live {
 		if fenced[pm] {
+			pm.finish()
 			continue
 		}
 		for _, tp := range written[pm] {
@@ -280,6 +291,7 @@ func (s *markerSender) send(d *destination) (map[*pendingMarkers][]TopicPartitio
 // written, retrying while this broker still coordinates it.
 func (c *Coordinator) complete(pm *pendingMarkers) {
 	defer c.completions.Done()
+	defer pm.finish()
 	for {
 		err := c.completeOnce(pm)
 		if err == nil {

@@ -244,20 +244,48 @@ func (c *Coordinator) VerifyPartitions(id string, p ProducerIDAndEpoch, tps []To
 	return out, nil
 }
 
+// endTxnCompletionWait bounds how long EndTxn waits for the markers of the
+// transaction it ended (see EndTxn).
+const endTxnCompletionWait = 500 * time.Millisecond
+
 // EndTxn commits or aborts the ongoing transaction of id: the Prepare
-// record is written, the answer given, and the markers are written in the
-// background, after which the transaction is complete (a request meanwhile
-// gets CONCURRENT_TRANSACTIONS). tv2 is EndTxn v5+ (KIP-890 part 2): the
-// epoch is bumped by every EndTxn, a new producer id handed out when it
-// overflows, and the answer carries the producer id and epoch to use next;
-// without tv2 the answer's id and epoch are (-1, -1).
+// record is written, and the markers are written in the background, after
+// which the transaction is complete (a request meanwhile gets
+// CONCURRENT_TRANSACTIONS). The answer waits for that completion, for at
+// most endTxnCompletionWait: the outcome is decided once the Prepare
+// record is written, as in Kafka, which answers there; waiting spares the
+// producer's next transaction the CONCURRENT_TRANSACTIONS answers and the
+// client's retry backoff (20 ms or more) while the markers are written,
+// which would otherwise dominate transactions of a few milliseconds. tv2
+// is EndTxn v5+ (KIP-890 part 2): the epoch is bumped by every EndTxn, a
+// new producer id handed out when it overflows, and the answer carries the
+// producer id and epoch to use next; without tv2 the answer's id and epoch
+// are (-1, -1).
 func (c *Coordinator) EndTxn(ctx context.Context, id string, p ProducerIDAndEpoch, commit, tv2 bool) (ProducerIDAndEpoch, error) {
+	next, pm, err := c.endTxn(ctx, id, p, commit, tv2)
+	if err != nil || pm == nil {
+		return next, err
+	}
+	t := time.NewTimer(endTxnCompletionWait)
+	defer t.Stop()
+	select {
+	case <-pm.done:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-c.closing:
+	}
+	return next, nil
+}
+
+// endTxn is EndTxn up to the answer: it returns the markers the caller may
+// wait for when it prepared the end of a transaction.
+func (c *Coordinator) endTxn(ctx context.Context, id string, p ProducerIDAndEpoch, commit, tv2 bool) (ProducerIDAndEpoch, *pendingMarkers, error) {
 	e, coordEpoch, err := c.lockTxn(id, nil)
 	if err != nil {
-		return noProducer, err
+		return noProducer, nil, err
 	}
 	if e == nil {
-		return noProducer, fmt.Errorf("%w: unknown transactional id %q", kerr.InvalidProducerIDMapping, id)
+		return noProducer, nil, fmt.Errorf("%w: unknown transactional id %q", kerr.InvalidProducerIDMapping, id)
 	}
 	defer e.mu.Unlock()
 	m := e.meta
@@ -273,7 +301,7 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, p ProducerIDAndEpoc
 	retryOnBump := tv2 && p.ID == m.ProducerID && int32(p.Epoch)+1 == int32(m.ProducerEpoch)
 	retry := retryOnBump || retryOnOverflow
 	if p.ID != m.ProducerID && !retryOnOverflow {
-		return noProducer, fmt.Errorf("%w: producer %d is not the producer of %q", kerr.InvalidProducerIDMapping, p.ID, id)
+		return noProducer, nil, fmt.Errorf("%w: producer %d is not the producer of %q", kerr.InvalidProducerIDMapping, p.ID, id)
 	}
 	validEpoch := p.Epoch == m.ProducerEpoch
 	if tv2 {
@@ -288,7 +316,7 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, p ProducerIDAndEpoc
 		}
 	}
 	if !validEpoch {
-		return noProducer, fmt.Errorf("%w: epoch %d of producer %d is not the current epoch %d", kerr.ProducerFenced, p.Epoch, p.ID, m.ProducerEpoch)
+		return noProducer, nil, fmt.Errorf("%w: epoch %d of producer %d is not the current epoch %d", kerr.ProducerFenced, p.Epoch, p.ID, m.ProducerEpoch)
 	}
 	current := func() ProducerIDAndEpoch {
 		if !tv2 {
@@ -301,43 +329,44 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, p ProducerIDAndEpoc
 	}
 	switch m.State {
 	case StateOngoing:
-		if err := c.prepareEndLocked(ctx, e, coordEpoch, commit, tv2); err != nil {
-			return noProducer, err
+		pm, err := c.prepareEndLocked(ctx, e, coordEpoch, commit, tv2)
+		if err != nil {
+			return noProducer, nil, err
 		}
-		return current(), nil
+		return current(), pm, nil
 	case StateCompleteCommit:
 		if commit && (retry || !tv2) {
-			return current(), nil
+			return current(), nil, nil
 		}
 		if !commit && tv2 && !retry {
-			return c.abortEmptyLocked(ctx, e, coordEpoch)
+			return withNoMarkers(c.abortEmptyLocked(ctx, e, coordEpoch))
 		}
-		return noProducer, invalid()
+		return noProducer, nil, invalid()
 	case StateCompleteAbort:
 		if !commit && (retry || !tv2) {
-			return current(), nil
+			return current(), nil, nil
 		}
 		if !commit && tv2 {
-			return c.abortEmptyLocked(ctx, e, coordEpoch)
+			return withNoMarkers(c.abortEmptyLocked(ctx, e, coordEpoch))
 		}
-		return noProducer, invalid()
+		return noProducer, nil, invalid()
 	case StateEmpty:
 		if !commit && tv2 && !retry {
-			return c.abortEmptyLocked(ctx, e, coordEpoch)
+			return withNoMarkers(c.abortEmptyLocked(ctx, e, coordEpoch))
 		}
-		return noProducer, invalid()
+		return noProducer, nil, invalid()
 	case StatePrepareCommit:
 		if commit {
-			return noProducer, fmt.Errorf("%w: the commit of %q is completing", kerr.ConcurrentTransactions, id)
+			return noProducer, nil, fmt.Errorf("%w: the commit of %q is completing", kerr.ConcurrentTransactions, id)
 		}
-		return noProducer, invalid()
+		return noProducer, nil, invalid()
 	case StatePrepareAbort:
 		if !commit {
-			return noProducer, fmt.Errorf("%w: the abort of %q is completing", kerr.ConcurrentTransactions, id)
+			return noProducer, nil, fmt.Errorf("%w: the abort of %q is completing", kerr.ConcurrentTransactions, id)
 		}
-		return noProducer, invalid()
+		return noProducer, nil, invalid()
 	}
-	return noProducer, invalid()
+	return noProducer, nil, invalid()
 }
 
 func verb(commit bool) string {
@@ -356,9 +385,13 @@ func responseProducer(m *Metadata) ProducerIDAndEpoch {
 	return ProducerIDAndEpoch{m.ProducerID, m.ProducerEpoch}
 }
 
+func withNoMarkers(p ProducerIDAndEpoch, err error) (ProducerIDAndEpoch, *pendingMarkers, error) {
+	return p, nil, err
+}
+
 // prepareEndLocked writes PrepareCommit or PrepareAbort for e's ongoing
-// transaction and queues its markers; e.mu is held.
-func (c *Coordinator) prepareEndLocked(ctx context.Context, e *txnEntry, coordEpoch int32, commit, tv2 bool) error {
+// transaction and queues its markers, which it returns; e.mu is held.
+func (c *Coordinator) prepareEndLocked(ctx context.Context, e *txnEntry, coordEpoch int32, commit, tv2 bool) (*pendingMarkers, error) {
 	m := e.meta
 	next := m.clone()
 	next.State = StatePrepareAbort
@@ -372,14 +405,15 @@ func (c *Coordinator) prepareEndLocked(ctx context.Context, e *txnEntry, coordEp
 	next.ClientTransactionVersion = 0
 	if tv2 {
 		if err := c.bumpForEndLocked(ctx, &next); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := c.persistLocked(e, next); err != nil {
-		return err
+		return nil, err
 	}
-	c.sender.enqueue(c.markersFor(e, &next, coordEpoch))
-	return nil
+	pm := c.markersFor(e, &next, coordEpoch)
+	c.sender.enqueue(pm)
+	return pm, nil
 }
 
 // bumpForEndLocked is KIP-890 part 2's epoch bump at EndTxn: the markers
