@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,12 +43,25 @@ var (
 	out     = flag.String("out", "", "also write the report to this file")
 	dataDir = flag.String("data-dir", "", "where brokers keep data (default: a temp dir; use a real disk)")
 	verbose = flag.Bool("v", false, "log every run")
+	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the benchmark process (its in-process clients and Streams applications; brokers are separate processes) to this file")
 )
 
 func main() {
 	servePlainHTTP() // registry.go: the floor server, when run as one
 	flag.Parse()
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -cpuprofile:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
