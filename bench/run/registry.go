@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/vltava/vltava/internal/registry"
 )
 
 // Names of the schema registry measurements, matched by -only like the
@@ -44,10 +47,10 @@ func registrySection(e env, nruns int, w func(string, ...any)) int {
 			lookups = 500
 		}
 		w("\n## Schema registry (%d lookup run(s))\n\n", nruns)
-		w("Each run times the registry, then a plain net/http server in a process of its own answering the same bytes for the same paths (the floor of an HTTP lookup on this machine).\n\n")
+		w("Each run times the registry, then a plain net/http server in a process of its own answering the same bytes for the same paths (the floor of an HTTP lookup on this machine), then the registry's handler and a plain handler called in the benchmark process, without the network (the registry's own time).\n\n")
 		w("| measurement | lookups | p50 µs | p99 µs | p99.9 µs | max µs | lookups/s |\n|---|---|---|---|---|---|---|\n")
 		for i := 0; i < nruns; i++ {
-			r, floor, err := measureRegistryLookups(e, 100, lookups)
+			r, floor, rIn, floorIn, err := measureRegistryLookups(e, 100, lookups)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bench: %s run %d: FAILED: %v\n", registryLookupName, i+1, err)
 				failed++
@@ -57,7 +60,8 @@ func registrySection(e env, nruns int, w func(string, ...any)) int {
 			for _, x := range []struct {
 				name string
 				r    lookupResult
-			}{{registryLookupName, r}, {"plain net/http, the same answers", floor}} {
+			}{{registryLookupName, r}, {"plain net/http, the same answers", floor},
+				{"the registry's handler in process (no network)", rIn}, {"a plain handler in process, the same answers", floorIn}} {
 				w("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f |\n", x.name, lookups,
 					x.r.quantile(0.50), x.r.quantile(0.99), x.r.quantile(0.999), x.r.quantile(1), x.r.perSec)
 			}
@@ -183,10 +187,10 @@ func (r lookupResult) quantile(q float64) float64 {
 // measureRegistryLookups registers schemas Avro schemas and times n
 // lookups by id, round-robin over them, from one keep-alive client (after
 // a pass over every id to warm up).
-func measureRegistryLookups(e env, schemas, n int) (reg, floor lookupResult, err error) {
-	_, url, cleanup, err := registryNode(e, "registry-lookups")
+func measureRegistryLookups(e env, schemas, n int) (reg, floor, regIn, floorIn lookupResult, err error) {
+	b, url, cleanup, err := registryNode(e, "registry-lookups")
 	if err != nil {
-		return reg, floor, err
+		return reg, floor, regIn, floorIn, err
 	}
 	defer cleanup()
 	cl := &http.Client{Timeout: 10 * time.Second}
@@ -195,7 +199,7 @@ func measureRegistryLookups(e env, schemas, n int) (reg, floor lookupResult, err
 		id, err := registerAvro(cl, url, fmt.Sprintf("bench-%d-value", i),
 			fmt.Sprintf(`{"type":"record","name":"R%d","fields":[{"name":"f","type":"long"}]}`, i))
 		if err != nil {
-			return reg, floor, err
+			return reg, floor, regIn, floorIn, err
 		}
 		ids = append(ids, id)
 	}
@@ -219,7 +223,7 @@ func measureRegistryLookups(e env, schemas, n int) (reg, floor lookupResult, err
 	}
 	for _, id := range ids {
 		if err := get(url, id); err != nil {
-			return reg, floor, err
+			return reg, floor, regIn, floorIn, err
 		}
 	}
 	// The plain server is another process, as the registry is: this
@@ -227,18 +231,18 @@ func measureRegistryLookups(e env, schemas, n int) (reg, floor lookupResult, err
 	file := filepath.Join(e.base, "registry-answers.json")
 	raw, _ := json.Marshal(answers)
 	if err := os.WriteFile(file, raw, 0o644); err != nil {
-		return reg, floor, err
+		return reg, floor, regIn, floorIn, err
 	}
 	plainAddr := fmt.Sprintf("127.0.0.1:%d", freePort())
 	self, err := os.Executable()
 	if err != nil {
-		return reg, floor, err
+		return reg, floor, regIn, floorIn, err
 	}
 	plain := exec.Command(self)
 	plain.Env = append(os.Environ(), plainHTTPEnv+"="+plainAddr+","+file)
 	plain.Stderr = os.Stderr
 	if err := plain.Start(); err != nil {
-		return reg, floor, err
+		return reg, floor, regIn, floorIn, err
 	}
 	defer func() { plain.Process.Kill(); plain.Wait() }()
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -247,7 +251,7 @@ func measureRegistryLookups(e env, schemas, n int) (reg, floor lookupResult, err
 			break
 		}
 		if time.Now().After(deadline) {
-			return reg, floor, fmt.Errorf("the plain HTTP server did not start")
+			return reg, floor, regIn, floorIn, fmt.Errorf("the plain HTTP server did not start")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -266,10 +270,59 @@ func measureRegistryLookups(e env, schemas, n int) (reg, floor lookupResult, err
 		return r, nil
 	}
 	if reg, err = run(url); err != nil {
-		return reg, floor, err
+		return reg, floor, regIn, floorIn, err
 	}
-	floor, err = run("http://" + plainAddr)
-	return reg, floor, err
+	if floor, err = run("http://" + plainAddr); err != nil {
+		return reg, floor, regIn, floorIn, err
+	}
+
+	// The registry's own time, in this process without the network: its
+	// handler over a state read from the node's _schemas, beside a plain
+	// handler answering the same bytes from a map.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	state := registry.NewState()
+	store, err := registry.OpenStore(ctx, registry.StoreConfig{Client: []kgo.Opt{kgo.SeedBrokers(b.addr)}, ReplicationFactor: 1}, state)
+	if err != nil {
+		return reg, floor, regIn, floorIn, err
+	}
+	defer store.Close()
+	handler := registry.NewHandler(registry.NewService(state, store, "BACKWARD"), registry.HandlerOptions{})
+	plainHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := answers[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		w.Write(body)
+	})
+	inProcess := func(h http.Handler) (lookupResult, error) {
+		r := lookupResult{us: make([]float64, 0, n)}
+		reqs := make([]*http.Request, len(ids))
+		for i, id := range ids {
+			reqs[i] = httptest.NewRequest(http.MethodGet, fmt.Sprintf("/schemas/ids/%d", id), nil)
+		}
+		start := time.Now()
+		for i := range n {
+			req := reqs[i%len(reqs)]
+			w := httptest.NewRecorder()
+			t0 := time.Now()
+			h.ServeHTTP(w, req)
+			r.us = append(r.us, float64(time.Since(t0).Nanoseconds())/1e3)
+			if w.Code != http.StatusOK || !bytes.Equal(bytes.TrimSpace(w.Body.Bytes()), bytes.TrimSpace(answers[req.URL.Path])) {
+				return r, fmt.Errorf("in process, GET %s: %d %q", req.URL.Path, w.Code, w.Body.String())
+			}
+		}
+		r.perSec = float64(n) / time.Since(start).Seconds()
+		slices.Sort(r.us)
+		return r, nil
+	}
+	if regIn, err = inProcess(handler); err != nil {
+		return reg, floor, regIn, floorIn, err
+	}
+	floorIn, err = inProcess(plainHandler)
+	return reg, floor, regIn, floorIn, err
 }
 
 // plainHTTPEnv, set to "addr,file", makes this program a plain net/http
