@@ -6,11 +6,11 @@ import "testing"
 // inside a string kept.
 func TestCompactJSON(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"a":1,"b":[true,null]}`:     `{"a":1,"b":[true,null]}`,
+		`{"a":1,"b":[true,null]}`:      `{"a":1,"b":[true,null]}`,
 		"{\"a\": 1,\n\t\"b\" : [ 2 ]}": `{"a":1,"b":[2]}`,
-		`{"s":"x y"}`:                 `{"s":"x y"}`,
-		`{ "s" : "x y" }`:             `{"s":"x y"}`,
-		`"text"`:                      `"text"`,
+		`{"s":"x y"}`:                  `{"s":"x y"}`,
+		`{ "s" : "x y" }`:              `{"s":"x y"}`,
+		`"text"`:                       `"text"`,
 	} {
 		got, err := compactJSON([]byte(in))
 		if err != nil || string(got) != want {
