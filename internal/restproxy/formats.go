@@ -167,7 +167,7 @@ func wireFormat(id int, payload []byte) []byte {
 // hold a raw tab or line break, so only a space inside a string sends
 // compact data through json.Compact, which returns it unchanged.
 func compactJSON(data []byte) ([]byte, error) {
-	if bytes.IndexAny(data, " \t\n\r") < 0 {
+	if !bytes.ContainsAny(data, " \t\n\r") {
 		return data, nil
 	}
 	var buf bytes.Buffer
