@@ -288,15 +288,7 @@ func measureRegistryLookups(e env, schemas, n int) (reg, floor, regIn, floorIn l
 	}
 	defer store.Close()
 	handler := registry.NewHandler(registry.NewService(state, store, "BACKWARD"), registry.HandlerOptions{})
-	plainHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, ok := answers[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-		w.Write(body)
-	})
+	plainHandler := answersHandler(answers)
 	inProcess := func(h http.Handler) (lookupResult, error) {
 		r := lookupResult{us: make([]float64, 0, n)}
 		reqs := make([]*http.Request, len(ids))
@@ -347,15 +339,7 @@ func servePlainHTTP() {
 		fmt.Fprintln(os.Stderr, "bench: plain HTTP server:", err)
 		os.Exit(1)
 	}
-	err = http.ListenAndServe(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, ok := answers[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-		w.Write(body)
-	}))
+	err = http.ListenAndServe(addr, answersHandler(answers))
 	fmt.Fprintln(os.Stderr, "bench: plain HTTP server:", err)
 	os.Exit(1)
 }
@@ -447,4 +431,17 @@ func waitLeader(ctx context.Context, adm *kadm.Client, topic string) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// answersHandler serves the map path → body, the plain floor of a lookup.
+func answersHandler(answers map[string][]byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := answers[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		w.Write(body)
+	})
 }
