@@ -2,11 +2,18 @@ package compat
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 const standardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
@@ -95,5 +102,89 @@ func runVltavaACLs(t *testing.T, b *Broker, args ...string) {
 	out, err := exec.CommandContext(ctx, bin, append([]string{"acls", "--bootstrap-server", b.Addr()}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("vltava acls %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestAuthorizedOperationsFranz (KIP-430): DescribeGroups and
+// DescribeCluster fill their authorized-operations fields from the ACLs of
+// the principal asking, with the operations they imply: alice, over
+// SASL_SSL with SCRAM, may READ one group (and so DESCRIBE it) and
+// ALTER_CONFIGS and DESCRIBE the cluster (and so DESCRIBE_CONFIGS it), and
+// is refused the group she has no ACL for with GROUP_AUTHORIZATION_FAILED.
+func TestAuthorizedOperationsFranz(t *testing.T) {
+	sb := startSecureBroker(t,
+		WithOverride("authorizer.class.name", standardAuthorizer),
+		WithOverride("super.users", "User:ANONYMOUS")) // the harness's PLAINTEXT admin
+	ctx := testContext(t, time.Minute)
+	adm := newAdmin(t, sb.Broker)
+	group, other := uniqueTopic(t)+"-group", uniqueTopic(t)+"-other"
+	for _, a := range []*kadm.ACLBuilder{
+		kadm.NewACLs().Groups(group).Allow("User:alice").Operations(kadm.OpRead),
+		kadm.NewACLs().Clusters().Allow("User:alice").Operations(kadm.OpAlterConfigs, kadm.OpDescribe),
+	} {
+		res, err := adm.CreateACLs(ctx, a.ResourcePatternType(kadm.ACLPatternLiteral))
+		if err == nil {
+			for _, r := range res {
+				err = errors.Join(err, r.Err)
+			}
+		}
+		if err != nil {
+			t.Fatalf("CreateAcls: %v", err)
+		}
+	}
+	alice := newClient(t, sb.Broker, kgo.SeedBrokers(sb.saslSSL), kgo.DialTLSConfig(sb.clientTLS(t, false)),
+		kgo.SASL(scram.Auth{User: sb.scramUser, Pass: sb.scramPass}.AsSha512Mechanism()))
+	ops := func(os []kadm.ACLOperation) []string {
+		var out []string
+		for _, o := range os {
+			out = append(out, o.String())
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	eventually(t, 30*time.Second, func() error {
+		described, err := kadm.NewClient(alice).DescribeGroups(ctx, group)
+		if err != nil {
+			return err
+		}
+		g := described[group]
+		if g.Err != nil {
+			return g.Err
+		}
+		if got, want := ops(g.AuthorizedOperations), []string{"DESCRIBE", "READ"}; !slices.Equal(got, want) {
+			t.Fatalf("DescribeGroups: authorized operations %v, want %v", got, want)
+		}
+		return nil
+	})
+	// The group without an ACL: franz-go's FindCoordinator for it is
+	// refused already (DESCRIBE on the group), as Kafka refuses it.
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups, req.IncludeAuthorizedOperations = []string{other}, true
+	resp, err := req.RequestWith(ctx, alice)
+	if err == nil && len(resp.Groups) == 1 {
+		err = kerr.ErrorForCode(resp.Groups[0].ErrorCode)
+	}
+	if !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("DescribeGroups of a group without an ACL: %v, want GROUP_AUTHORIZATION_FAILED", err)
+	}
+
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.IncludeClusterAuthorizedOperations = true
+	dcr, err := dc.RequestWith(ctx, alice)
+	if err == nil {
+		err = kerr.ErrorForCode(dcr.ErrorCode)
+	}
+	if err != nil {
+		t.Fatalf("DescribeCluster: %v", err)
+	}
+	got := ops(kadm.DecodeACLOperations(dcr.ClusterAuthorizedOperations))
+	if want := []string{"ALTER_CONFIGS", "DESCRIBE", "DESCRIBE_CONFIGS"}; !slices.Equal(got, want) {
+		t.Fatalf("DescribeCluster: authorized operations %v, want %v", got, want)
+	}
+	// Not asked for: the field keeps Kafka's "omitted" value.
+	dc.IncludeClusterAuthorizedOperations = false
+	if dcr, err = dc.RequestWith(ctx, alice); err != nil || dcr.ClusterAuthorizedOperations != -2147483648 {
+		t.Fatalf("DescribeCluster without authorized operations: %v, field %d", err, dcr.ClusterAuthorizedOperations)
 	}
 }

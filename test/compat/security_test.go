@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -444,17 +446,35 @@ func TestDynamicKeystoreUpdate(t *testing.T) {
 	}
 }
 
+// reauthWatch counts what franz-go reports of its connections: the
+// re-authentications it starts on a connection whose session lifetime
+// (SaslAuthenticate's session_lifetime_ms) is reached, and the
+// connections that close.
+type reauthWatch struct{ reauths, disconnects atomic.Int64 }
+
+func (w *reauthWatch) Level() kgo.LogLevel { return kgo.LogLevelDebug }
+func (w *reauthWatch) Log(_ kgo.LogLevel, msg string, _ ...any) {
+	if strings.Contains(msg, "reauthenticating") {
+		w.reauths.Add(1)
+	}
+}
+func (w *reauthWatch) OnBrokerDisconnect(kgo.BrokerMetadata, net.Conn) { w.disconnects.Add(1) }
+
 // TestFranzReauthentication (KIP-368): with connections.max.reauth.ms on
 // the SASL_SSL listener, franz-go re-authenticates its connections before
 // their sessions end and keeps producing and consuming across several
-// session lifetimes without an error.
+// session lifetimes without an error. The producer re-authenticates in
+// place: it is told a session lifetime and re-authenticates, and none of
+// its connections closes (a broker that refused the re-authentication,
+// or closed the expired session, would close one).
 func TestFranzReauthentication(t *testing.T) {
 	sb := startSecureBroker(t, WithOverride("listener.name.sasl_ssl.connections.max.reauth.ms", "1500"))
 	opts := []kgo.Opt{kgo.SeedBrokers(sb.saslSSL), kgo.DialTLSConfig(sb.clientTLS(t, false)),
 		kgo.SASL(scram.Auth{User: sb.scramUser, Pass: sb.scramPass}.AsSha512Mechanism())}
 	topic := uniqueTopic(t)
 	createTopic(t, newAdmin(t, sb.Broker), topic, 1, nil)
-	prod, err := kgo.NewClient(append([]kgo.Opt{kgo.DefaultProduceTopic(topic)}, opts...)...)
+	watch := &reauthWatch{}
+	prod, err := kgo.NewClient(append([]kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.WithLogger(watch), kgo.WithHooks(watch)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,6 +493,13 @@ func TestFranzReauthentication(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal(ctx.Err())
 		}
+	}
+	t.Logf("%d records, %d re-authentications, %d connections closed", n, watch.reauths.Load(), watch.disconnects.Load())
+	if watch.reauths.Load() < 2 {
+		t.Errorf("the producer re-authenticated %d times in three session lifetimes, want at least 2", watch.reauths.Load())
+	}
+	if d := watch.disconnects.Load(); d != 0 {
+		t.Errorf("%d of the producer's connections closed: re-authentication did not keep them", d)
 	}
 	cons, err := kgo.NewClient(append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	if err != nil {
