@@ -78,6 +78,7 @@ bench-smoke:
 	$(GO) run ./bench/run -smoke
 	$(GO) run ./bench/rest -smoke
 	$(GO) run ./bench/connect -smoke
+	$(GO) run ./bench/security -smoke
 
 clean:
 	rm -rf bin

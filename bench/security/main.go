@@ -13,6 +13,7 @@
 //
 //	go run ./bench/security              # 3 runs of 500,000 records
 //	go run ./bench/security -records 50000 -runs 1
+//	go run ./bench/security -smoke       # tiny, once: checks it still works
 package main
 
 import (
@@ -47,10 +48,14 @@ var (
 	runs    = flag.Int("runs", 3, "runs per listener")
 	records = flag.Int64("records", 500_000, "records per run")
 	size    = flag.Int("record-size", 1024, "record size in bytes")
+	smoke   = flag.Bool("smoke", false, "tiny, one run: checks the benchmark works")
 )
 
 func main() {
 	flag.Parse()
+	if *smoke {
+		*records, *runs = 2_000, 1
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/security:", err)
 		os.Exit(1)
