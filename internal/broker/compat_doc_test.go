@@ -237,6 +237,14 @@ AllocateProducerIds, AssignReplicasToDirs) are served to Vltava's own brokers: o
 controllers' quorum port and on the inter-broker listener, not on other
 listeners, whose ApiVersions omits them.
 
+An OAUTHBEARER token is checked against the keys at
+` + "`sasl.oauthbearer.jwks.endpoint.url`" + ` with its audience, issuer and
+clock skew, whoever fetched it. The suites give librdkafka a token the
+test's client-credentials endpoint issued, through ` + "`oauth_cb`" + `: Debian's
+librdkafka 2.0.2 is built without libcurl and refuses
+` + "`sasl.oauthbearer.method=oidc`" + `, so librdkafka's own token fetch is not
+exercised here.
+
 ## Authorization
 
 With ` + "`authorizer.class.name`" + ` set to Kafka's StandardAuthorizer (or the
