@@ -20,7 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -206,6 +209,19 @@ func (b *browser) expect(what, got, want string) {
 	}
 }
 
+// colorScheme emulates prefers-color-scheme (light, dark, or "" for the
+// browser's own).
+func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		p := emulation.SetEmulatedMediaParams{}
+		if scheme != "" {
+			p.Features = []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}
+		}
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, p)
+		return err
+	})
+}
+
 func TestConsoleInTheBrowser(t *testing.T) {
 	broker, consoleAddr := freeport.Addr(t), freeport.Addr(t)
 	start(t, "vltava server", "server",
@@ -258,6 +274,31 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	b.expect("offline", b.text("#offline"), "0")
 	b.screenshot("overview")
 
+	// The dark theme: the same page with prefers-color-scheme: dark has
+	// another background, and its screenshot is kept with the others.
+	bg := `getComputedStyle(document.body).backgroundColor`
+	light := value(b, "light background", chromedp.Evaluate[string](bg))
+	b.run("prefer the dark theme", colorScheme("dark"))
+	if dark := value(b, "dark background", chromedp.Evaluate[string](bg)); dark == light {
+		t.Errorf("the dark theme has the light theme's background %s", light)
+	}
+	b.screenshot("overview-dark")
+	b.run("back to the light theme", colorScheme(""))
+
+	// The keyboard alone: the first Tab reaches "Skip to content", three
+	// more the Topics link, Enter follows it; the search takes typing and
+	// Enter, and its query lands in the URL.
+	b.run("tab to the skip link", chromedp.KeyEvent(kb.Tab))
+	b.expect("first focus", value(b, "focused element", chromedp.Evaluate[string](`document.activeElement.textContent`)), "Skip to content")
+	b.run("tab to Topics and press Enter", chromedp.KeyEvent(kb.Tab+kb.Tab+kb.Tab), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("#topic-table")))
+	// (The value attribute is the server's: typing sets only the
+	// property, so this waits for the search's own page.)
+	b.run("search with the keyboard", chromedp.Focus(chromedp.CSS("#q")), chromedp.KeyEvent("browser"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#q[value="browser"]`)), chromedp.WaitVisible(chromedp.CSS(`tr[data-topic="browser-orders"]`)))
+	if loc := value(b, "location", chromedp.Location()); !strings.HasSuffix(loc, "/topics?q=browser&sort=name") {
+		t.Errorf("the keyboard search landed on %s", loc)
+	}
+
 	b.open(site+"/topics?q=browser", `tr[data-topic="browser-orders"]`)
 	b.expect("partitions of browser-orders", b.text(`tr[data-topic="browser-orders"] [data-col="partitions"]`), "3")
 	b.expect("replication of browser-orders", b.text(`tr[data-topic="browser-orders"] [data-col="replication"]`), "1")
@@ -300,6 +341,15 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	td, err := adm.ListTopics(ctx, "from-the-form")
 	if err != nil || td["from-the-form"].Err != nil || len(td["from-the-form"].Partitions) != 5 {
 		t.Errorf("from-the-form after the form: %v %+v", err, td["from-the-form"])
+	}
+	// And librdkafka sees it as the form made it.
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Fatalf("kcat not found (%v): run scripts/install-test-deps.sh", err)
+	}
+	if out, err := exec.Command(kcat, "-L", "-b", broker, "-t", "from-the-form").CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), `topic "from-the-form" with 5 partitions:`) {
+		t.Errorf("kcat -L -t from-the-form: %v\n%s", err, out)
 	}
 
 	// The same form again: Kafka's error name and a hint.
