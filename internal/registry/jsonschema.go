@@ -10,8 +10,11 @@ import (
 )
 
 // jsonSchemaBase is the base URL the root schema and relative reference
-// names resolve against; the compiler never loads anything from it.
-const jsonSchemaBase = "urn:vltava:schema:/"
+// names resolve against; the compiler never loads anything from it (the
+// .invalid name cannot resolve). It is hierarchical so that a relative
+// $ref ("address.json") resolves to the reference of that name: against
+// an opaque base (a urn:) it would resolve to the root itself.
+const jsonSchemaBase = "https://schemas.vltava.invalid/"
 
 // jsonSchema is a JSON Schema compiled by santhosh-tekuri/jsonschema (so it
 // is a valid schema of its draft, its references resolvable), with the
@@ -41,6 +44,27 @@ func parseJSONSchema(text string, deps []dependency, normalize bool) (*jsonSchem
 	root, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
 		return nil, err
+	}
+	// A root with an absolute $id resolves relative $refs against it:
+	// the relative reference names are found there too.
+	if m, ok := root.(map[string]any); ok {
+		if id, ok := m["$id"].(string); ok {
+			if base, err := url.Parse(id); err == nil && base.IsAbs() && base.Opaque == "" {
+				for _, d := range deps {
+					ref, err := url.Parse(d.Name)
+					if err != nil || ref.IsAbs() {
+						continue
+					}
+					u := base.ResolveReference(ref).String()
+					if _, dup := docs[u]; dup || u == resolveJSONRef(d.Name) {
+						continue
+					}
+					if err := c.AddResource(u, docs[resolveJSONRef(d.Name)]); err != nil {
+						return nil, fmt.Errorf("reference %s: %w", d.Name, err)
+					}
+				}
+			}
+		}
 	}
 	rootURL := jsonSchemaBase + "root.json"
 	if err := c.AddResource(rootURL, root); err != nil {

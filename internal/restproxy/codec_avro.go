@@ -7,14 +7,24 @@ import (
 	"strconv"
 
 	"github.com/hamba/avro/v2"
+
+	"github.com/vltava/vltava/internal/registry"
 )
 
 // avroCodec serializes Avro's JSON encoding (unions as {"type": value})
 // into Avro binary with hamba/avro, and back.
 type avroCodec struct{ schema avro.Schema }
 
-func newAvroCodec(schema string) (*avroCodec, error) {
-	s, err := avro.ParseWithCache(schema, "", &avro.SchemaCache{})
+// newAvroCodec parses schema with its references' named types (deps,
+// dependencies first) known.
+func newAvroCodec(schema string, deps []registry.Dependency) (*avroCodec, error) {
+	cache := &avro.SchemaCache{}
+	for _, d := range deps {
+		if _, err := avro.ParseWithCache(d.Schema, "", cache); err != nil {
+			return nil, fmt.Errorf("reference %s: %w", d.Name, err)
+		}
+	}
+	s, err := avro.ParseWithCache(schema, "", cache)
 	if err != nil {
 		return nil, err
 	}

@@ -1,45 +1,34 @@
 package restproxy
 
 import (
-	"bytes"
 	"encoding/json"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/vltava/vltava/internal/registry"
 )
 
-// jsonSchemaCodec validates a record's JSON against its JSON Schema
-// (santhosh-tekuri/jsonschema); the payload is the compacted JSON.
-type jsonSchemaCodec struct{ schema *jsonschema.Schema }
+// jsonSchemaCodec validates a record's JSON against its JSON Schema with
+// the registry's codec (santhosh-tekuri/jsonschema, its references
+// resolved from the registry and nothing loaded from elsewhere); the
+// payload is the compacted JSON.
+type jsonSchemaCodec struct{ c registry.Codec }
 
-func newJSONSchemaCodec(schema string) (*jsonSchemaCodec, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(schema)))
+func newJSONSchemaCodec(schema string, deps []registry.Dependency) (*jsonSchemaCodec, error) {
+	c, err := registry.NewCodec("JSON", schema, deps)
 	if err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("schema.json", doc); err != nil {
-		return nil, err
-	}
-	s, err := c.Compile("schema.json")
-	if err != nil {
-		return nil, err
-	}
-	return &jsonSchemaCodec{schema: s}, nil
+	return &jsonSchemaCodec{c}, nil
 }
 
 func (c *jsonSchemaCodec) encode(data json.RawMessage) ([]byte, error) {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return nil, errf(codeJSONConversion, "Conversion of JSON to Object failed: %v", err)
+	if !json.Valid(data) {
+		return nil, errf(codeJSONConversion, "Conversion of JSON to Object failed: the data is not JSON")
 	}
-	if err := c.schema.Validate(v); err != nil {
+	b, err := c.c.Encode(data)
+	if err != nil {
 		return nil, errf(codeSerialization, "Error serializing message. JSON does not match the schema: %v", err)
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, data); err != nil {
-		return nil, errf(codeJSONConversion, "Conversion of JSON to Object failed: %v", err)
-	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 func (c *jsonSchemaCodec) decode(payload []byte) (json.RawMessage, error) {

@@ -83,7 +83,7 @@ func TestAvroCodecEncodesAvroJSON(t *testing.T) {
 		{"name":"price","type":"double"},
 		{"name":"tags","type":{"type":"array","items":"string"}},
 		{"name":"kind","type":{"type":"enum","name":"Kind","symbols":["A","B"]}},
-		{"name":"extra","type":"string","default":"none"}]}`)
+		{"name":"extra","type":"string","default":"none"}]}`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,13 +105,13 @@ func TestAvroCodecEncodesAvroJSON(t *testing.T) {
 			t.Errorf("%s encoded", bad)
 		}
 	}
-	if _, err := newAvroCodec(`{"type":"record"}`); err == nil {
+	if _, err := newAvroCodec(`{"type":"record"}`, nil); err == nil {
 		t.Error("an invalid schema parsed")
 	}
 }
 
 func TestJSONSchemaCodecValidates(t *testing.T) {
-	c, err := newJSONSchemaCodec(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	c, err := newJSONSchemaCodec(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

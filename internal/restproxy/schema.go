@@ -115,9 +115,9 @@ func (sc *schemaClient) cached(id int) *registeredSchema {
 	return sc.ids[id]
 }
 
-// compile makes the schema's codec and caches it under its id. PROTOBUF
-// schemas are compiled with the registry's own codec (protocompile), their
-// references fetched first.
+// compile makes the schema's codec and caches it under its id, the
+// schema's references fetched first (their named types, documents or
+// imports). JSONSCHEMA and PROTOBUF use the registry's own codecs.
 func (sc *schemaClient) compile(cx context.Context, id, version int, schemaType, schema string, refs []schemaReference) (*registeredSchema, error) {
 	format := fmtAvro // the registry omits schemaType for Avro
 	switch strings.ToUpper(schemaType) {
@@ -126,20 +126,17 @@ func (sc *schemaClient) compile(cx context.Context, id, version int, schemaType,
 	case "PROTOBUF":
 		format = fmtProtobuf
 	}
-	var (
-		c   codec
-		err error
-	)
+	deps, err := sc.dependencies(cx, refs, 0)
+	if err != nil {
+		return nil, err
+	}
+	var c codec
 	switch format {
 	case fmtAvro:
-		c, err = newAvroCodec(schema)
+		c, err = newAvroCodec(schema, deps)
 	case fmtJSONSchema:
-		c, err = newJSONSchemaCodec(schema)
+		c, err = newJSONSchemaCodec(schema, deps)
 	default:
-		var deps []registry.Dependency
-		if deps, err = sc.dependencies(cx, refs, 0); err != nil {
-			return nil, err
-		}
 		c, err = newProtobufCodec(schema, deps)
 	}
 	if err != nil {

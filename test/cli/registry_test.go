@@ -161,6 +161,48 @@ func TestRegistryCommands(t *testing.T) {
 			t.Errorf("record %d: %s, want %s", i, got, want[i])
 		}
 	}
+	// JSON Schema (.json) and Protobuf (.proto) the same way: the type is
+	// the file's, each record is the format's encoding behind the id (JSON
+	// itself; Protobuf's message indexes and binary), and comes back as
+	// the JSON it was.
+	for _, f := range []struct {
+		topic, file, schema, in, want string
+		payload                       func([]byte) bool
+	}{
+		{"orders-json", "order.json", `{"type":"object","properties":{"id":{"type":"integer"},"city":{"type":"string"}},"required":["id","city"]}`,
+			`{"id":3,"city":"Plzen"}`, `{"city":"Plzen","id":3}`, func(p []byte) bool { return string(p) == `{"id":3,"city":"Plzen"}` }},
+		{"orders-proto", "order.proto", "syntax = \"proto3\";\nmessage Order {\n  int64 id = 1;\n  string city = 2;\n}\n",
+			`{"id":"3","city":"Plzen"}`, `{"city":"Plzen","id":"3"}`, func(p []byte) bool { return len(p) > 1 && p[0] == 0 && !json.Valid(p) }},
+	} {
+		var r struct {
+			ID int `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(reg("register", "--subject", f.topic+"-value", "-f", file(f.file, f.schema))), &r); err != nil || r.ID <= 0 {
+			t.Fatalf("register %s: %+v, %v", f.file, r, err)
+		}
+		fid := strconv.Itoa(r.ID)
+		if out := reg("get", "--id", fid); !strings.Contains(out, map[string]string{"order.json": `"JSON"`, "order.proto": `"PROTOBUF"`}[f.file]) {
+			t.Errorf("get --id %s: %s, want its schema type", fid, out)
+		}
+		ok(t, b, f.in+"\n", "produce", f.topic, "--value-schema-id", fid, "--registry-url", url)
+		stored := decodeLines[consumed](t, ok(t, b, "", "consume", f.topic, "--from-beginning", "--max-messages", "1", "--timeout", "10s", "--format", "json"))
+		if len(stored) != 1 || stored[0].Value == nil {
+			t.Fatalf("%s: stored %+v", f.topic, stored)
+		}
+		v := []byte(*stored[0].Value)
+		if len(v) < 5 || v[0] != 0 || strconv.Itoa(int(v[1])<<24|int(v[2])<<16|int(v[3])<<8|int(v[4])) != fid || !f.payload(v[5:]) {
+			t.Fatalf("%s: stored value % x is not schema %s's wire format", f.topic, v, fid)
+		}
+		back := decodeLines[consumed](t, ok(t, b, "", "consume", f.topic, "--from-beginning", "--max-messages", "1", "--timeout", "10s",
+			"--format", "json", "--value-schema-id", fid, "--registry-url", url))
+		var got map[string]any
+		if len(back) != 1 || back[0].Value == nil || json.Unmarshal([]byte(*back[0].Value), &got) != nil {
+			t.Fatalf("%s: decoded %+v", f.topic, back)
+		}
+		if g, _ := json.Marshal(got); string(g) != f.want {
+			t.Errorf("%s: decoded %s, want %s", f.topic, g, f.want)
+		}
+	}
 	// The endpoints' TLS and authentication keys are Confluent's; one
 	// that cannot be honoured stops start-up, named.
 	for key, want := range map[string]string{

@@ -127,6 +127,60 @@ func TestRegistryBrokerSideValidation(t *testing.T) {
 	}
 }
 
+// TestRegistryBrokerSideKeyValidation: on a topic with
+// confluent.key.schema.validation, keys are checked and values are not; a
+// batch with one bad key among good ones is refused whole with
+// INVALID_RECORD, the Produce v8 response naming that record's index and
+// why (KIP-467), and nothing of it is appended.
+func TestRegistryBrokerSideKeyValidation(t *testing.T) {
+	t.Parallel()
+	rb := startRegistryBroker(t)
+	adm := newAdmin(t, rb.Broker)
+	ctx := testContext(t, 60*time.Second)
+	topic := uniqueTopic(t)
+	createTopic(t, adm, topic, 1, map[string]*string{"confluent.key.schema.validation": new("true")})
+	key, err := rb.sr.CreateSchema(ctx, topic+"-key", sr.Schema{Schema: `"string"`, Type: sr.TypeAvro})
+	if err != nil {
+		t.Fatalf("register %s-key: %v", topic, err)
+	}
+	good := wire(key.ID, []byte{0x02, 'k'}) // Avro string "k"
+	cl := newClient(t, rb.Broker, kgo.RecordRetries(0), kgo.ProducerLinger(0))
+	for name, r := range map[string]*kgo.Record{
+		"a registered key, a value not in the wire format": {Topic: topic, Key: good, Value: []byte("plain value")},
+		"a null key": {Topic: topic, Value: []byte("no key")},
+	} {
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("plain key"), Value: good}).FirstErr(); !errors.Is(err, kerr.InvalidRecord) {
+		t.Errorf("a key without the magic byte: %v, want INVALID_RECORD", err)
+	}
+
+	c := dialRaw(t, rb.Addr())
+	c.waitLeaderReady(t, topic, 0)
+	batch := encodeBatch(batchSpec{producerID: -1, producerEpoch: -1, baseSequence: -1, timestamp: time.Now().UnixMilli(),
+		records: []rawRecord{{key: good, value: []byte("0")}, {key: []byte("not framed"), value: []byte("1")}, {key: good, value: []byte("2")}}})
+	req := produceRequest(topic, 0, -1, batch)
+	req.Version = 8
+	resp, err := c.roundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := singlePartitionResponse(t, resp)
+	if p.ErrorCode != kerr.InvalidRecord.Code || len(p.ErrorRecords) != 1 || p.ErrorRecords[0].RelativeOffset != 1 ||
+		p.ErrorRecords[0].ErrorMessage == nil || !strings.Contains(*p.ErrorRecords[0].ErrorMessage, "key") {
+		t.Fatalf("a batch with a bad key at index 1: %s, record errors %+v", errName(p.ErrorCode), p.ErrorRecords)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := ends.Lookup(topic, 0); o.Offset != 2 {
+		t.Fatalf("end offset %d, want 2: the refused batch was appended in part", o.Offset)
+	}
+}
+
 // TestRegistryRestProxySchemas: the node's REST Proxy, given no
 // rest.schema.registry.url, encodes AVRO, JSONSCHEMA and PROTOBUF records
 // with the node's own registry (on a port that is not the default), into a
