@@ -58,7 +58,8 @@ func TestUnsupportedConfigsAreRefused(t *testing.T) {
 		{resTopic, "plain", "leader.replication.throttled.replicas", "*", 0, ""},
 		{resBroker, "1", "num.io.threads", "16", kerr.InvalidConfig.Code, "num.io.threads"},
 		{resBroker, "1", "log.cleaner.threads", "2", kerr.InvalidConfig.Code, "Vltava reads these configs only at start-up"},
-		{resBroker, "1", "listener.name.plaintext.max.connections", "2", kerr.InvalidConfig.Code, "per-listener overrides"},
+		{resBroker, "1", "listener.name.plaintext.max.connection.creation.rate", "2", kerr.InvalidConfig.Code, "per-listener overrides"},
+		{resBroker, "1", "listener.name.plaintext.max.connections", "0", kerr.InvalidConfig.Code, "Invalid max.connections 0"},
 		{resBroker, "1", "leader.replication.throttled.rate", "1048576", 0, ""},
 		{resBroker, "", "follower.replication.throttled.rate", "1048576", 0, ""},
 	} {
@@ -106,4 +107,56 @@ func TestDynamicConnectionQuotas(t *testing.T) {
 	// The connection that was open before still works.
 	md := kmsg.NewPtrMetadataRequest()
 	do[*kmsg.MetadataResponse](c, 7, md)
+}
+
+// listener.name.<listener>.max.connections applies at run time, as in
+// Kafka (KIP-402): once IncrementalAlterConfigs sets it to 1 for the
+// listener this connection is on, a new connection waits unserved; when
+// the key is deleted, it is served. The connection open all along works.
+func TestDynamicListenerMaxConnections(t *testing.T) {
+	tn := startNode(t, nil)
+	c := tn.dial()
+	alter := func(op kmsg.IncrementalAlterConfigOp, value *string) {
+		t.Helper()
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = resBroker, "1"
+		cc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		cc.Name, cc.Op, cc.Value = "listener.name.plaintext.max.connections", op, value
+		rr.Configs = append(rr.Configs, cc)
+		req.Resources = append(req.Resources, rr)
+		if r := do[*kmsg.IncrementalAlterConfigsResponse](c, 1, req).Resources[0]; r.ErrorCode != 0 {
+			t.Fatalf("IncrementalAlterConfigs listener.name.plaintext.max.connections op %v: error %d %v", op, r.ErrorCode, r.ErrorMessage)
+		}
+	}
+	alter(kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr("1"))
+	// The limit reaches the server with the metadata image: until then a
+	// new connection may still be served.
+	var held *conn
+	deadline := time.Now().Add(10 * time.Second)
+	for held == nil {
+		nc := tn.dial()
+		req := kmsg.NewPtrApiVersionsRequest()
+		corr := nc.send(req)
+		_, err := nc.recv(req, corr, 500*time.Millisecond)
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			held = nc
+		case err != nil:
+			t.Fatalf("new connection: %v", err)
+		case time.Now().After(deadline):
+			t.Fatal("new connections are still served with listener.name.plaintext.max.connections=1")
+		default:
+			nc.c.Close()
+		}
+	}
+	do[*kmsg.MetadataResponse](c, 7, kmsg.NewPtrMetadataRequest())
+	alter(kmsg.IncrementalAlterConfigOpDelete, nil)
+	req := kmsg.NewPtrApiVersionsRequest()
+	corr := held.send(req)
+	// The first answer is the one to the request sent while held.
+	if _, err := held.recv(req, corr-1, 10*time.Second); err != nil {
+		t.Fatalf("held connection not served after the per-listener limit was deleted: %v", err)
+	}
 }

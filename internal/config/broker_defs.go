@@ -85,7 +85,7 @@ var brokerDefList = []Def{
 	def("socket.listen.backlog.size", Int, "50", "Maximum pending connections in the accept queue.", atLeast(1)),
 	def("socket.connection.setup.timeout.ms", Long, "10000", "Initial timeout for establishing outbound connections."),
 	def("socket.connection.setup.timeout.max.ms", Long, "30000", "Upper bound of the exponential outbound connection timeout."),
-	def("max.connections", Int, intMax, "Maximum connections accepted by the broker at any time.", atLeast(0)),
+	def("max.connections", Int, intMax, "Maximum connections accepted by the broker at any time, across its listeners (the inter-broker listener excepted); its listener-prefixed form limits one listener as well.", atLeast(0)),
 	def("max.connections.per.ip", Int, intMax, "Maximum connections accepted from a single IP address.", atLeast(0)),
 	def("max.connections.per.ip.overrides", String, "", "Per-IP or hostname overrides of max.connections.per.ip, as host:count pairs.", custom("host:count,...", validateConnectionOverrides)),
 	def("max.connection.creation.rate", Int, intMax, "Maximum new connections accepted per second.", atLeast(0)),

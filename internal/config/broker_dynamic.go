@@ -10,22 +10,44 @@ import (
 // this broker, then on the cluster default) layered over it, as Kafka's
 // DynamicBrokerConfig does.
 
-// ConnectionQuotas are max.connections, max.connections.per.ip, its
-// overrides and max.connection.creation.rate.
+// ConnectionQuotas are max.connections, its per-listener form,
+// max.connections.per.ip, its overrides and max.connection.creation.rate.
 type ConnectionQuotas struct {
 	Max, PerIP, CreationRate int32
 	PerIPOverrides           map[string]int32
+	// PerListener is listener.name.<listener>.max.connections by listener
+	// name (upper case, as in Listeners), for the listeners that set it;
+	// nil when none does.
+	PerListener map[string]int32
 }
 
 // ConnectionQuotas returns the connection quotas in effect on this broker:
 // the per-broker dynamic configs, then the cluster-wide dynamic defaults,
 // then the static config (Kafka applies them to the acceptors at run time).
+// A listener's listener.name.<listener>.max.connections, in any of those
+// layers, is its own limit; Kafka's ListenerConnectionQuota reads it the
+// same way (valuesWithPrefixOverride), the prefixed key over the
+// unprefixed one.
 func (b *Broker) ConnectionQuotas(dynamicPerBroker, dynamicDefault map[string]string) ConnectionQuotas {
 	merged := mergeLayers(b.Raw, dynamicDefault, dynamicPerBroker)
 	num := func(key string) int32 { return int32(layeredCount(merged, key, 32)) }
 	q := ConnectionQuotas{Max: num("max.connections"), PerIP: num("max.connections.per.ip"), CreationRate: num("max.connection.creation.rate")}
 	if v, ok := merged["max.connections.per.ip.overrides"]; ok && validateConnectionOverrides(v) == "" {
 		q.PerIPOverrides = parseConnectionOverrides(v)
+	}
+	for _, l := range b.Listeners {
+		v, ok := b.ListenerPrefixed(l.Name, "max.connections", dynamicDefault, dynamicPerBroker)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 {
+			continue // validated when set; never a limit of its own
+		}
+		if q.PerListener == nil {
+			q.PerListener = map[string]int32{}
+		}
+		q.PerListener[l.Name] = int32(n)
 	}
 	return q
 }

@@ -215,6 +215,12 @@ func TestValidateBrokerDynamic(t *testing.T) {
 		{"zero threads", map[string]string{"num.replica.fetchers": "0"}, true, "value should be at least 1"},
 		{"zero connection creation rate", map[string]string{"max.connection.creation.rate": "0"}, false, "max.connection.creation.rate: 0 would hold back"},
 		{"connection creation rate", map[string]string{"max.connection.creation.rate": "5"}, false, ""},
+		{"listener max.connections per broker", map[string]string{"listener.name.external.max.connections": "5"}, true, ""},
+		// DynamicBrokerConfig.ClusterLevelListenerConfigs
+		{"listener max.connections at cluster level", map[string]string{"listener.name.external.max.connections": "5"}, false, ""},
+		{"listener max.connections 0", map[string]string{"listener.name.external.max.connections": "0"}, true, "listener.name.external.max.connections: Invalid max.connections 0; set at least 1"},
+		{"listener max.connections negative", map[string]string{"listener.name.external.max.connections": "-2"}, true, "listener.name.external.max.connections"},
+		{"listener connection creation rate", map[string]string{"listener.name.external.max.connection.creation.rate": "5"}, true, "per-listener overrides (listener.name.<listener>.<key>) are not supported"},
 		{"bad protocol map", map[string]string{"listener.security.protocol.map": "A:B"}, true, "unknown security protocol"},
 	}
 	for _, tt := range tests {

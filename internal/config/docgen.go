@@ -75,7 +75,10 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("Listener-prefixed forms (`listener.name.<listener>.<key>`) of the `ssl.*` and `sasl.*`\n")
 	b.WriteString("keys and `connections.max.reauth.ms` apply to that listener (and\n")
 	b.WriteString("`listener.name.<listener>.<mechanism>.sasl.jaas.config` and `.connections.max.reauth.ms`\n")
-	b.WriteString("to one SASL mechanism of it); those of\n")
+	b.WriteString("to one SASL mechanism of it), and so does `listener.name.<listener>.max.connections`\n")
+	b.WriteString("(KIP-402, dynamic like `max.connections`): the listener's own limit, on top of the\n")
+	b.WriteString("broker-wide one; at either limit the listener stops accepting until a connection\n")
+	b.WriteString("closes and frees a slot. Those of\n")
 	b.WriteString("other honoured keys are refused: Vltava applies them broker-wide only.\n\n")
 	b.WriteString("| Name | Type | Default | Valid values | Dynamic | Support | Description |\n|---|---|---|---|---|---|---|\n")
 	for _, d := range BrokerDefs() {

@@ -317,17 +317,18 @@ func refusal(key string, s Support) string {
 }
 
 // whyPerListener refuses listener-prefixed forms of keys Vltava applies
-// broker-wide only (Kafka reads e.g. listener.name.<l>.max.connections per
-// listener).
+// broker-wide only (Kafka reads e.g. listener.name.<l>.max.connection.creation.rate
+// per listener).
 const whyPerListener = "per-listener overrides (listener.name.<listener>.<key>) are not supported; set the broker-wide key"
 
 // perListenerKey reports whether a key is read per listener
 // (listener.name.<l>.<key>, and for sasl.jaas.config
 // listener.name.<l>.<mechanism>.sasl.jaas.config): the TLS and SASL
 // settings and connections.max.reauth.ms, as Kafka's ChannelBuilders read
-// them.
+// them, and max.connections, as its ListenerConnectionQuota does (KIP-402;
+// Broker.ConnectionQuotas).
 func perListenerKey(base string) bool {
-	return strings.HasPrefix(base, "ssl.") || strings.HasPrefix(base, "sasl.") || base == "connections.max.reauth.ms"
+	return strings.HasPrefix(base, "ssl.") || strings.HasPrefix(base, "sasl.") || base == "connections.max.reauth.ms" || base == "max.connections"
 }
 
 // checkBrokerSupport refuses, at start-up, every DefaultOnly broker key set to

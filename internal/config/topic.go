@@ -370,7 +370,7 @@ func validateBrokerDynamic(changes map[string]string, perBroker bool) error {
 		if err := checkValue(k, d.Type, d.rule, v, true); err != nil {
 			return err
 		}
-		base, _ := listenerBase(k)
+		base, prefixed := listenerBase(k)
 		if (dynamicThreadKeys[k] || dynamicThreadKeys[base]) && parseInt(v) < 1 {
 			return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("Dynamic thread count update validation failed for %s=%s, value should be at least 1", k, v)}
 		}
@@ -378,6 +378,13 @@ func validateBrokerDynamic(changes map[string]string, perBroker bool) error {
 			// Refused at start too (ParseBroker): the server would read 0
 			// as no limit at all.
 			return &Error{Code: kerr.InvalidConfig, Message: k + ": 0 would hold back every connection but the inter-broker ones; set at least 1"}
+		}
+		if prefixed && base == "max.connections" && v != "" && parseInt(v) < 1 {
+			// ListenerConnectionQuota.validateReconfiguration: a
+			// listener's limit changed at run time must be at least 1
+			// (at start-up Kafka takes 0, which holds back every new
+			// connection of the listener, and so does Vltava).
+			return &Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("%s: Invalid max.connections %s; set at least 1", k, strings.TrimSpace(v))}
 		}
 	}
 	if lp, ok := changes["listener.security.protocol.map"]; ok {

@@ -536,9 +536,10 @@ func (n *Node) serveControllerAPIs(b *broker.Broker) error {
 	return nil
 }
 
-// connectionLimits turns the connection quotas in effect (max.connections,
-// max.connections.per.ip, max.connections.per.ip.overrides,
-// max.connection.creation.rate) into the server's limits. Override host
+// connectionLimits turns the connection quotas in effect (max.connections
+// and listener.name.<listener>.max.connections, max.connections.per.ip,
+// max.connections.per.ip.overrides, max.connection.creation.rate) into the
+// server's limits. Override host
 // names are resolved here, as Kafka resolves them when the config is
 // applied; every address of a name gets its limit.
 func connectionLimits(cfg *config.Broker, q config.ConnectionQuotas) (server.ConnectionLimits, error) {
@@ -549,6 +550,12 @@ func connectionLimits(cfg *config.Broker, q config.ConnectionQuotas) (server.Con
 		PerIPOverrides:      map[string]int{},
 		CreationRate:        int(q.CreationRate),
 		InterBrokerListener: cfg.InterBrokerListenerName,
+	}
+	for name, n := range q.PerListener {
+		if l.PerListener == nil {
+			l.PerListener = map[string]int{}
+		}
+		l.PerListener[name] = int(n)
 	}
 	var errs []error
 	for host, n := range q.PerIPOverrides {

@@ -9,7 +9,8 @@ import (
 )
 
 // ConnectionLimits are Kafka's connection quotas (SocketServer's
-// ConnectionQuotas): max.connections, max.connections.per.ip and
+// ConnectionQuotas): max.connections, its per-listener form
+// listener.name.<listener>.max.connections, max.connections.per.ip and
 // max.connections.per.ip.overrides, with Kafka's values (2147483647 is
 // Kafka's "no limit" default). The zero value, Enforce false, applies none.
 type ConnectionLimits struct {
@@ -21,6 +22,21 @@ type ConnectionLimits struct {
 	// closes. Connections on the inter-broker listener
 	// are not held back, so replication keeps working (KIP-402).
 	Max int
+	// PerListener is listener.name.<listener>.max.connections, by listener
+	// name (as in ListenerConfig.Name): connections open at once on that
+	// listener, counted on top of Max (a connection needs a slot of both).
+	// At the limit the listener waits as it does for Max: Kafka's
+	// acceptor blocks in ConnectionQuotas.waitForConnectionSlot, accepting
+	// nothing more on that listener, until one of its connections closes
+	// (it does not accept and close), while the other listeners go on
+	// accepting. The inter-broker listener is held to its own limit too:
+	// Kafka checks the listener's count before it exempts that listener
+	// from the broker-wide one. A listener absent here has no limit of
+	// its own. (Kafka gives such a listener the unprefixed max.connections
+	// as its own limit; that binds only the inter-broker listener, which
+	// is then capped at max.connections connections of its own, where
+	// here it is exempt from Max altogether, as before this limit existed.)
+	PerListener map[string]int
 	// PerIP is max.connections.per.ip: a connection from an address that
 	// already has this many open is closed at once, as Kafka does (0, with
 	// overrides, admits only the addresses the overrides name).
@@ -33,7 +49,8 @@ type ConnectionLimits struct {
 	// waits, as Kafka's acceptor is throttled (KIP-612). A burst of up to
 	// one second's worth is accepted at once.
 	CreationRate int
-	// InterBrokerListener is exempt from Max and CreationRate.
+	// InterBrokerListener is exempt from Max and CreationRate (not from
+	// its PerListener limit).
 	InterBrokerListener string
 }
 
@@ -47,6 +64,9 @@ type connQuotas struct {
 		limits ConnectionLimits
 		total  int
 		perIP  map[string]int
+		// perListener counts the open connections of each listener
+		// (for ConnectionLimits.PerListener).
+		perListener map[string]int
 		// freed is closed and replaced whenever a connection closes,
 		// waking accept loops that wait for a slot.
 		freed chan struct{}
@@ -60,6 +80,7 @@ func newConnQuotas(l ConnectionLimits) *connQuotas {
 	q := &connQuotas{}
 	q.mu.limits = l
 	q.mu.perIP = map[string]int{}
+	q.mu.perListener = map[string]int{}
 	q.mu.freed = make(chan struct{})
 	q.mu.tokens, q.mu.refilled = float64(l.CreationRate), time.Now()
 	return q
@@ -113,15 +134,20 @@ func (q *connQuotas) awaitCreationRate(ctx context.Context, listener string) boo
 	}
 }
 
-// reserve takes a slot of max.connections for a connection just accepted
-// on listener, waiting until one is free. It returns false when ctx ends.
-// Every successful reserve is matched by release or by admit.
+// reserve takes a slot of max.connections, and of listener's own
+// max.connections if it has one, for a connection just accepted on
+// listener, waiting until both are free (Kafka's connectionSlotAvailable).
+// It returns false when ctx ends. Every successful reserve is matched by
+// release, by a refusing admit or by closed, with the same listener.
 func (q *connQuotas) reserve(ctx context.Context, listener string) bool {
 	for {
 		q.mu.Lock()
 		l := q.mu.limits
-		if !l.Enforce || q.mu.total < l.Max || listener == l.InterBrokerListener {
+		listenerMax, limited := l.PerListener[listener]
+		if !l.Enforce || ((!limited || q.mu.perListener[listener] < listenerMax) &&
+			(q.mu.total < l.Max || listener == l.InterBrokerListener)) {
 			q.mu.total++
+			q.mu.perListener[listener]++
 			q.mu.Unlock()
 			return true
 		}
@@ -139,7 +165,7 @@ func (q *connQuotas) reserve(ctx context.Context, listener string) bool {
 // means the address is over max.connections.per.ip (or its override) and
 // the connection must be closed. A refused connection gives its reserved
 // slot back.
-func (q *connQuotas) admit(remote net.Addr) (ip string, ok bool) {
+func (q *connQuotas) admit(listener string, remote net.Addr) (ip string, ok bool) {
 	ip = remoteIP(remote)
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -148,7 +174,7 @@ func (q *connQuotas) admit(remote net.Addr) (ip string, ok bool) {
 		limit = o
 	}
 	if q.mu.limits.Enforce && q.mu.perIP[ip] >= limit {
-		q.releaseLocked()
+		q.releaseLocked(listener)
 		return ip, false
 	}
 	q.mu.perIP[ip]++
@@ -157,26 +183,32 @@ func (q *connQuotas) admit(remote net.Addr) (ip string, ok bool) {
 
 // release gives back a slot reserved for a connection that was never
 // admitted (the server closed while it waited for the creation rate).
-func (q *connQuotas) release() {
+func (q *connQuotas) release(listener string) {
 	q.mu.Lock()
-	q.releaseLocked()
+	q.releaseLocked(listener)
 	q.mu.Unlock()
 }
 
-// closed accounts for an admitted connection that ended.
-func (q *connQuotas) closed(ip string) {
+// closed accounts for an admitted connection of listener that ended.
+func (q *connQuotas) closed(listener, ip string) {
 	q.mu.Lock()
 	if q.mu.perIP[ip]--; q.mu.perIP[ip] <= 0 {
 		delete(q.mu.perIP, ip)
 	}
-	q.releaseLocked()
+	q.releaseLocked(listener)
 	q.mu.Unlock()
 }
 
-func (q *connQuotas) releaseLocked() {
+func (q *connQuotas) releaseLocked(listener string) {
 	q.mu.total--
 	if q.mu.total < 0 {
 		panic("server: connection count below zero")
+	}
+	if q.mu.perListener[listener]--; q.mu.perListener[listener] <= 0 {
+		if q.mu.perListener[listener] < 0 {
+			panic("server: connection count of listener " + listener + " below zero")
+		}
+		delete(q.mu.perListener, listener)
 	}
 	close(q.mu.freed)
 	q.mu.freed = make(chan struct{})
@@ -207,7 +239,7 @@ func (s *Server) throttleConnection(l *listener, nc net.Conn, ip string) bool {
 		return false
 	}
 	s.log.Info("connection throttled: connection_creation_rate reached", "listener", l.cfg.Name, "ip", ip, "throttle_ms", d.Milliseconds())
-	s.quotas.closed(ip)
+	s.quotas.closed(l.cfg.Name, ip)
 	// One goroutine per throttled connection, for at most the quota
 	// window; Close ends them early.
 	s.wg.Add(1)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,7 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// roundTrip sends ApiVersions v0 and reads its answer within timeout.
+// roundTrip sends ApiVersions v0 and reads one answer within timeout: the
+// next response frame of c, that of an earlier request still unanswered if
+// there is one.
 func roundTrip(t *testing.T, c net.Conn, corr int32, timeout time.Duration) error {
 	t.Helper()
 	req := kmsg.NewPtrApiVersionsRequest()
@@ -22,7 +25,10 @@ func roundTrip(t *testing.T, c net.Conn, corr int32, timeout time.Duration) erro
 	c.SetReadDeadline(time.Now().Add(timeout))
 	defer c.SetReadDeadline(time.Time{})
 	var size [4]byte
-	_, err := c.Read(size[:])
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(c, make([]byte, binary.BigEndian.Uint32(size[:])))
 	return err
 }
 
@@ -90,20 +96,45 @@ func TestMaxConnectionsWaitsForASlot(t *testing.T) {
 	}
 }
 
-// max.connections counts open connections only: a second, idle listener
-// holds no slot.
-func TestMaxConnectionsIdleListenerHoldsNoSlot(t *testing.T) {
-	cfg := Config{Limits: ConnectionLimits{Enforce: true, Max: 2, PerIP: math.MaxInt32}}
+// startTwoListeners starts a server with listeners PLAINTEXT and OTHER
+// and returns it with their addresses.
+func startTwoListeners(t *testing.T, limits ConnectionLimits) (s *Server, plaintext, other string) {
+	t.Helper()
+	cfg := Config{Limits: limits}
 	cfg.Listeners = []ListenerConfig{
 		{Name: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Addr: "127.0.0.1:0"},
 		{Name: "OTHER", SecurityProtocol: "PLAINTEXT", Addr: "127.0.0.1:0"},
 	}
-	s := New(cfg, &testHandler{released: make(chan struct{}, 1)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s = New(cfg, &testHandler{released: make(chan struct{}, 1)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	addr := s.Addrs()["PLAINTEXT"].String()
+	return s, s.Addrs()["PLAINTEXT"].String(), s.Addrs()["OTHER"].String()
+}
+
+// expectHeld checks that c, connected, is not served: the broker holds it
+// in its accept loop (or the kernel's backlog) at a connection limit.
+func expectHeld(t *testing.T, c net.Conn, corr int32, what string) {
+	t.Helper()
+	var ne net.Error
+	if err := roundTrip(t, c, corr, 300*time.Millisecond); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("%s served (err=%v)", what, err)
+	}
+}
+
+// serve checks that c is served (its pending request, if any, answered).
+func serve(t *testing.T, c net.Conn, corr int32, what string) {
+	t.Helper()
+	if err := roundTrip(t, c, corr, 10*time.Second); err != nil {
+		t.Fatalf("%s not served: %v", what, err)
+	}
+}
+
+// max.connections counts open connections only: a second, idle listener
+// holds no slot.
+func TestMaxConnectionsIdleListenerHoldsNoSlot(t *testing.T) {
+	_, addr, _ := startTwoListeners(t, ConnectionLimits{Enforce: true, Max: 2, PerIP: math.MaxInt32})
 	for i := range 2 {
 		if err := roundTrip(t, dial(t, addr), int32(i), 5*time.Second); err != nil {
 			t.Fatalf("connection %d of max.connections=2 not served: %v", i, err)
@@ -127,4 +158,78 @@ func TestMaxConnectionCreationRate(t *testing.T) {
 	if err := roundTrip(t, second, 3, 5*time.Second); err != nil {
 		t.Fatalf("second connection never served: %v", err)
 	}
+}
+
+// listener.name.<listener>.max.connections (KIP-402): at its limit a
+// listener stops accepting, as it does at max.connections, until one of its
+// connections closes; the other listeners go on accepting.
+func TestListenerMaxConnections(t *testing.T) {
+	_, plaintext, other := startTwoListeners(t, ConnectionLimits{Enforce: true, Max: math.MaxInt32, PerIP: math.MaxInt32,
+		PerListener: map[string]int{"PLAINTEXT": 2}})
+	first, second := dial(t, plaintext), dial(t, plaintext)
+	serve(t, first, 1, "PLAINTEXT connection 1 of 2")
+	serve(t, second, 2, "PLAINTEXT connection 2 of 2")
+	third := dial(t, plaintext)
+	expectHeld(t, third, 3, "third PLAINTEXT connection over its listener's max.connections=2")
+	for i := range 3 {
+		serve(t, dial(t, other), int32(10+i), "OTHER connection while PLAINTEXT is at its limit")
+	}
+	first.Close()
+	serve(t, third, 4, "third PLAINTEXT connection after the first closed")
+	// second and third hold the listener's two slots again.
+	expectHeld(t, dial(t, plaintext), 5, "fourth PLAINTEXT connection with two open")
+}
+
+// The broker-wide max.connections still applies across the listeners: a
+// listener under its own limit waits for a slot of the broker's, which a
+// connection of another listener closing frees.
+func TestListenerMaxConnectionsWithBrokerLimit(t *testing.T) {
+	_, plaintext, other := startTwoListeners(t, ConnectionLimits{Enforce: true, Max: 3, PerIP: math.MaxInt32,
+		PerListener: map[string]int{"PLAINTEXT": 2}})
+	a1, a2 := dial(t, plaintext), dial(t, plaintext)
+	serve(t, a1, 1, "PLAINTEXT connection 1")
+	serve(t, a2, 2, "PLAINTEXT connection 2")
+	serve(t, dial(t, other), 3, "OTHER connection 1 (third of max.connections=3)")
+	b2 := dial(t, other)
+	expectHeld(t, b2, 4, "OTHER connection over max.connections=3")
+	a1.Close()
+	serve(t, b2, 5, "OTHER connection after a PLAINTEXT one closed")
+	// PLAINTEXT has one connection open, under its own limit, but the
+	// broker is at max.connections again.
+	expectHeld(t, dial(t, plaintext), 6, "PLAINTEXT connection under its limit with the broker at max.connections")
+}
+
+// The inter-broker listener is spared max.connections but not its own
+// listener.name.<listener>.max.connections, as in Kafka's
+// ConnectionQuotas.connectionSlotAvailable.
+func TestListenerMaxConnectionsInterBroker(t *testing.T) {
+	_, _, addr := startTestServer(t, Config{Limits: ConnectionLimits{Enforce: true, Max: 1, PerIP: math.MaxInt32,
+		PerListener: map[string]int{"PLAINTEXT": 2}, InterBrokerListener: "PLAINTEXT"}})
+	serve(t, dial(t, addr), 1, "inter-broker connection 1 (over max.connections=1)")
+	serve(t, dial(t, addr), 2, "inter-broker connection 2")
+	expectHeld(t, dial(t, addr), 3, "inter-broker connection over its listener's max.connections=2")
+}
+
+// listener.name.<listener>.max.connections is dynamic: new limits given to
+// SetConnectionLimits wake a listener waiting at the old one, and a lower
+// limit holds back new connections while those open stay.
+func TestListenerMaxConnectionsSetAtRunTime(t *testing.T) {
+	limits := ConnectionLimits{Enforce: true, Max: math.MaxInt32, PerIP: math.MaxInt32, PerListener: map[string]int{"PLAINTEXT": 1}}
+	s, _, addr := startTestServer(t, Config{Limits: limits})
+	first := dial(t, addr)
+	serve(t, first, 1, "connection 1 of 1")
+	second := dial(t, addr)
+	expectHeld(t, second, 2, "second connection over max.connections=1 of the listener")
+	limits.PerListener = map[string]int{"PLAINTEXT": 2}
+	s.SetConnectionLimits(limits)
+	serve(t, second, 3, "second connection after the listener's limit was raised to 2")
+
+	limits.PerListener = map[string]int{"PLAINTEXT": 1}
+	s.SetConnectionLimits(limits)
+	serve(t, first, 4, "open connection after the limit was lowered")
+	third := dial(t, addr)
+	expectHeld(t, third, 5, "new connection with two open and the listener's limit lowered to 1")
+	limits.PerListener = nil // the key deleted: no limit of the listener's own
+	s.SetConnectionLimits(limits)
+	serve(t, third, 6, "new connection after the listener's limit was removed")
 }

@@ -186,21 +186,22 @@ func (s *Server) accept(l *listener) {
 			continue
 		}
 		backoff = 0
-		// max.connections, then max.connection.creation.rate: the accepted
-		// connection waits, unserved, for a slot and for the rate, as in
-		// Kafka's ConnectionQuotas.inc; the listener accepts no other
-		// meanwhile. Waiting after Accept rather than before keeps an idle
-		// listener from holding a slot no connection uses.
+		// max.connections (the broker's and the listener's), then
+		// max.connection.creation.rate: the accepted connection waits,
+		// unserved, for a slot and for the rate, as in Kafka's
+		// ConnectionQuotas.inc; the listener accepts no other meanwhile.
+		// Waiting after Accept rather than before keeps an idle listener
+		// from holding a slot no connection uses.
 		if !s.quotas.reserve(s.ctx, l.cfg.Name) {
 			nc.Close()
 			return
 		}
 		if !s.quotas.awaitCreationRate(s.ctx, l.cfg.Name) {
-			s.quotas.release()
+			s.quotas.release(l.cfg.Name)
 			nc.Close()
 			return
 		}
-		ip, ok := s.quotas.admit(nc.RemoteAddr())
+		ip, ok := s.quotas.admit(l.cfg.Name, nc.RemoteAddr())
 		if !ok {
 			// Kafka's TooManyConnectionsException: closed at once.
 			s.log.Info("connection refused: max.connections.per.ip reached", "listener", l.cfg.Name, "ip", ip)
@@ -224,7 +225,7 @@ func (s *Server) accept(l *listener) {
 		if s.mu.closed {
 			s.mu.Unlock()
 			nc.Close()
-			s.quotas.closed(ip)
+			s.quotas.closed(l.cfg.Name, ip)
 			return
 		}
 		s.mu.conns[c] = struct{}{}
@@ -236,7 +237,7 @@ func (s *Server) accept(l *listener) {
 			s.mu.Lock()
 			delete(s.mu.conns, c)
 			s.mu.Unlock()
-			s.quotas.closed(ip)
+			s.quotas.closed(l.cfg.Name, ip)
 		}()
 	}
 }
