@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestLeaderFailoverKeepsAcknowledgedRecords is the first promise:
@@ -15,18 +17,65 @@ import (
 // acknowledged record is read back exactly once, at its acknowledged
 // offset, in order.
 func TestLeaderFailoverKeepsAcknowledgedRecords(t *testing.T) {
+	leaderFailover(t, failoverOptions{})
+}
+
+// TestLeaderFailoverKeepsAcknowledgedRecordsSASLSSL is the same test, with
+// the same checks, on a cluster whose only listeners are SASL_SSL
+// (WithSecureListeners): clients, inter-broker replication, the
+// broker-to-controller channel and raft all go over TLS with SASL, every
+// killed node rejoining that way. The franz-go producer and consumer group
+// and the librdkafka producer authenticate with SCRAM-SHA-512 as the
+// harness user, librdkafka trusting the cluster CA from a PEM file; the
+// harness's own admin and read-back clients connect as admin with PLAIN.
+func TestLeaderFailoverKeepsAcknowledgedRecordsSASLSSL(t *testing.T) {
+	secure, scramOpts, caPEM := secureListeners(t)
+	leaderFailover(t, failoverOptions{
+		cluster: []Option{secure},
+		prepare: func(t *testing.T, c *Cluster) { createHarnessSCRAMUser(t, c, scramOpts) },
+		kgo:     scramOpts,
+		rdkafka: rdkafkaSecurity{
+			Protocol:   "SASL_SSL",
+			Mechanism:  "SCRAM-SHA-512",
+			Username:   harnessSCRAMUser,
+			Password:   harnessSCRAMPassword,
+			CALocation: caPEM,
+		},
+	})
+}
+
+// failoverOptions varies leaderFailover's cluster and clients.
+type failoverOptions struct {
+	// cluster are StartCluster's options.
+	cluster []Option
+	// prepare, if set, runs once the cluster has formed, before the topic
+	// and the clients exist (for instance to create the clients' user).
+	prepare func(t *testing.T, c *Cluster)
+	// kgo is how the franz-go producer and consumer group connect
+	// (TLS, SASL); empty: with the cluster's own client options.
+	kgo []kgo.Opt
+	// rdkafka is how the librdkafka producer connects.
+	rdkafka rdkafkaSecurity
+}
+
+// leaderFailover is TestLeaderFailoverKeepsAcknowledgedRecords' body: four
+// rounds of SIGKILLing a partition leader under load, then the checks.
+func leaderFailover(t *testing.T, o failoverOptions) {
 	const (
 		topic      = "failover"
 		partitions = 3
 		rounds     = 4
 		group      = "failover-group"
 	)
-	c := StartCluster(t)
+	c := StartCluster(t, o.cluster...)
+	if o.prepare != nil {
+		o.prepare(t, c)
+	}
 	c.createTopic(topic, partitions, 3, map[string]string{"min.insync.replicas": "2"})
 	adm := c.Admin()
 
-	kp := startKgoProducer(t, c, "kgo", topic, partitions, 2*time.Millisecond, 0)
-	rp := startRdkafkaProducer(t, c, "rdk", topic, partitions, 4*time.Millisecond)
+	kp := startKgoProducer(t, c, "kgo", topic, partitions, 2*time.Millisecond, 0, o.kgo...)
+	rp := startRdkafkaProducer(t, c, "rdk", topic, partitions, 4*time.Millisecond, o.rdkafka)
 	producers := []producer{kp, rp}
 	stopped := false
 	stopProducers := func() {
@@ -41,7 +90,7 @@ func TestLeaderFailoverKeepsAcknowledgedRecords(t *testing.T) {
 		}
 	}
 	t.Cleanup(stopProducers)
-	gc := startGroupConsumer(t, c, group, topic)
+	gc := startGroupConsumer(t, c, group, topic, o.kgo...)
 
 	waitProgress(t, 30*time.Second, "both producers acknowledged before any failure", 200, producers...)
 	committed := gc.waitCommitAdvance(t, adm, 0, 30*time.Second, "the group's first commit")

@@ -384,6 +384,17 @@ func (c *Cluster) addrs(ids []int32) []string {
 // topology's dialer, with metadata refreshed quickly so that leadership
 // changes are seen within a second.
 func (c *Cluster) newClient(addrs []string, opts ...kgo.Opt) (*kgo.Client, error) {
+	return c.newClientAs(nil, addrs, opts...)
+}
+
+// newClientAs is newClient connecting with security (TLS and SASL options,
+// as WithSecureListeners' harness options) instead of the cluster's own
+// client options (the admin user's), unless security is empty. SASL
+// options add up in franz-go, so the two cannot be combined.
+func (c *Cluster) newClientAs(security []kgo.Opt, addrs []string, opts ...kgo.Opt) (*kgo.Client, error) {
+	if len(security) == 0 {
+		security = c.opts.clientOpts
+	}
 	base := []kgo.Opt{
 		kgo.SeedBrokers(addrs...),
 		kgo.MetadataMinAge(200 * time.Millisecond),
@@ -393,7 +404,7 @@ func (c *Cluster) newClient(addrs []string, opts ...kgo.Opt) (*kgo.Client, error
 	if d := c.topo.dial(); d != nil {
 		base = append(base, kgo.Dialer(d))
 	}
-	base = append(base, c.opts.clientOpts...)
+	base = append(base, security...)
 	return kgo.NewClient(append(base, opts...)...)
 }
 

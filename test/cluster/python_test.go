@@ -63,7 +63,32 @@ type rdkafkaSummary struct {
 	Produced  int64   `json:"produced"`
 }
 
-func startRdkafkaProducer(t testing.TB, c *Cluster, name, topic string, partitions int32, interval time.Duration) *rdkafkaProducer {
+// rdkafkaSecurity is how the librdkafka producer connects: its
+// security.protocol, sasl.mechanism, sasl.username, sasl.password and
+// ssl.ca.location (a PEM file); the zero value is PLAINTEXT, librdkafka's
+// default.
+type rdkafkaSecurity struct {
+	Protocol, Mechanism, Username, Password, CALocation string
+}
+
+// args are the script's options for s: only what is set.
+func (s rdkafkaSecurity) args() []string {
+	var args []string
+	for _, o := range []struct{ flag, value string }{
+		{"--security-protocol", s.Protocol},
+		{"--sasl-mechanism", s.Mechanism},
+		{"--sasl-username", s.Username},
+		{"--sasl-password", s.Password},
+		{"--ssl-ca-location", s.CALocation},
+	} {
+		if o.value != "" {
+			args = append(args, o.flag+"="+o.value)
+		}
+	}
+	return args
+}
+
+func startRdkafkaProducer(t testing.TB, c *Cluster, name, topic string, partitions int32, interval time.Duration, sec rdkafkaSecurity) *rdkafkaProducer {
 	t.Helper()
 	requireConfluentKafka(t)
 	script, err := filepath.Abs(filepath.Join("python", "rdkafka_producer.py"))
@@ -71,8 +96,10 @@ func startRdkafkaProducer(t testing.TB, c *Cluster, name, topic string, partitio
 		t.Fatal(err)
 	}
 	p := &rdkafkaProducer{l: newLedger(name), stderr: &capturedOutput{}, done: make(chan struct{})}
-	p.cmd = exec.Command(debianPython, script, c.BootstrapServers(), topic,
+	args := append([]string{script}, sec.args()...)
+	args = append(args, c.BootstrapServers(), topic,
 		strconv.Itoa(int(partitions)), name, strconv.Itoa(int(interval/time.Millisecond)))
+	p.cmd = exec.Command(debianPython, args...)
 	p.cmd.Stderr = p.stderr
 	p.cmd.SysProcAttr = nodeProcAttr()
 	stdout, err := p.cmd.StdoutPipe()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -27,12 +28,28 @@ import (
 // Kafka operator may. Brokers authenticate to each other and to the
 // controllers with PLAIN (the admin user of the JAAS config); the harness's
 // clients use SCRAM-SHA-512 as user "harness", whose credential
-// StartCluster's caller creates with the admin client the option returns.
+// StartCluster's caller creates with the admin client the option returns
+// (createHarnessSCRAMUser).
 func WithSecureListeners(t testing.TB) (Option, []kgo.Opt) {
+	opt, harness, _ := secureListeners(t)
+	return opt, harness
+}
+
+// The SCRAM-SHA-512 user of WithSecureListeners' harness options.
+const (
+	harnessSCRAMUser     = "harness"
+	harnessSCRAMPassword = "harness-secret"
+)
+
+// secureListeners is WithSecureListeners, also returning what a client
+// that is not franz-go needs to trust the brokers: the cluster CA's
+// certificate as a PEM file (librdkafka's ssl.ca.location).
+func secureListeners(t testing.TB) (opt Option, harness []kgo.Opt, caPEM string) {
 	dir := t.TempDir()
 	ca := certs.NewCA(t, "cluster-ca")
 	keystore := ca.Server(t).WritePKCS12(t, dir, "node", "node-secret", ca)
 	truststore := ca.WriteTrustJKS(t, dir, "trust", "trust-secret")
+	caPEM = ca.WritePEM(t, dir, "cluster-ca")
 	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`
 	overrides := [][2]string{
 		{"listener.security.protocol.map", "PLAINTEXT:SASL_SSL,CONTROLLER:SASL_SSL"},
@@ -51,73 +68,49 @@ func WithSecureListeners(t testing.TB) (Option, []kgo.Opt) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca.PEM)
 	tlsCfg := &tls.Config{RootCAs: pool}
-	harness := []kgo.Opt{kgo.DialTLSConfig(tlsCfg),
-		kgo.SASL(scram.Auth{User: "harness", Pass: "harness-secret"}.AsSha512Mechanism())}
+	harness = []kgo.Opt{kgo.DialTLSConfig(tlsCfg),
+		kgo.SASL(scram.Auth{User: harnessSCRAMUser, Pass: harnessSCRAMPassword}.AsSha512Mechanism())}
 	admin := []kgo.Opt{kgo.DialTLSConfig(tlsCfg),
 		kgo.SASL(plainAuth("admin", "admin-secret"))}
 	return func(o *clusterOptions) {
 		o.overrides = append(o.overrides, overrides...)
 		o.clientOpts = append(o.clientOpts, admin...)
-	}, harness
+	}, harness, caPEM
 }
 
-// TestSASLSSLClusterFailover: a three-node cluster whose only listeners
-// are SASL_SSL, inter-broker, controller and raft traffic included, forms,
-// replicates acks=all records, keeps them through the SIGKILL of a
-// partition leader, and serves them back to a SCRAM-SHA-512 consumer.
-func TestSASLSSLClusterFailover(t *testing.T) {
-	secure, scramOpts := WithSecureListeners(t)
-	c := StartCluster(t, secure)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+// createHarnessSCRAMUser creates the SCRAM-SHA-512 credential of
+// WithSecureListeners' harness user through the cluster (the harness
+// itself connects as admin, with PLAIN), then waits until the user, with
+// harness (its franz-go options), authenticates on every running node: the
+// credential reaches the brokers with the metadata log, not at once.
+func createHarnessSCRAMUser(t testing.TB, c *Cluster, harness []kgo.Opt) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// The harness connects as admin (PLAIN); the clients below use a
-	// SCRAM user created through the cluster.
-	res, err := c.Admin().AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "harness", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "harness-secret"}})
+	res, err := c.Admin().AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: harnessSCRAMUser, Mechanism: kadm.ScramSha512, Iterations: 4096, Password: harnessSCRAMPassword}})
 	if err != nil || res.Error() != nil {
 		t.Fatalf("AlterUserScramCredentials: %v %v", err, res.Error())
 	}
-	const topic, n = "secure-failover", 200
-	view := c.createTopic(topic, 1, 3, map[string]string{"min.insync.replicas": "2"})
-	scramClient := func(opts ...kgo.Opt) *kgo.Client {
-		base := append([]kgo.Opt{kgo.SeedBrokers(c.addrs(nil)...), kgo.MetadataMinAge(200 * time.Millisecond)}, scramOpts...)
-		cl, err := kgo.NewClient(append(base, opts...)...)
-		if err != nil {
-			t.Fatal(err)
+	for _, n := range c.Nodes() {
+		if !n.Running() {
+			continue
 		}
-		t.Cleanup(cl.Close)
-		return cl
-	}
-	prod := scramClient(kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
-	produce := func(from, to int) {
-		for i := from; i < to; i++ {
-			if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprintf("v%d", i))}).FirstErr(); err != nil {
-				t.Fatalf("produce %d: %v", i, err)
+		waitFor(t, 30*time.Second, fmt.Sprintf("user %s authenticating on node %d", harnessSCRAMUser, n.ID), func() (bool, string) {
+			cl, err := c.newClientAs(harness, []string{n.Addr()}, kgo.RequestRetries(0))
+			if err != nil {
+				return false, err.Error()
 			}
-		}
+			defer cl.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			req := kmsg.NewPtrMetadataRequest()
+			req.Topics = []kmsg.MetadataRequestTopic{}
+			if _, err := req.RequestWith(ctx, cl); err != nil {
+				return false, err.Error()
+			}
+			return true, ""
+		})
 	}
-	produce(0, n/2)
-	victim := view.Partitions[0].Leader
-	logf(t, "killing node %d, leader of %s[0]", victim, topic)
-	c.Node(victim).Kill()
-	produce(n/2, n)
-	c.Node(victim).Restart()
-
-	cons := scramClient(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	var got []string
-	for len(got) < n {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("consumed %d of %d records: %v", len(got), n, ctx.Err())
-		}
-		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
-	}
-	for i, v := range got {
-		if want := fmt.Sprintf("v%d", i); v != want {
-			t.Fatalf("record %d = %q, want %q", i, v, want)
-		}
-	}
-	// The restarted node rejoined over SASL_SSL: it is back in the ISR.
-	c.waitFullyReplicated(topic, 1, 60*time.Second)
 }
 
 func plainAuth(user, pass string) sasl.Mechanism {

@@ -187,9 +187,12 @@ type groupConsumer struct {
 	}
 }
 
-func startGroupConsumer(t testing.TB, c *Cluster, group, topic string) *groupConsumer {
+// startGroupConsumer starts a groupConsumer; security, if given, is how
+// it connects instead of the cluster's own client options
+// (Cluster.newClientAs).
+func startGroupConsumer(t testing.TB, c *Cluster, group, topic string, security ...kgo.Opt) *groupConsumer {
 	t.Helper()
-	cl, err := c.newClient(c.addrs(nil),
+	cl, err := c.newClientAs(security, c.addrs(nil),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),

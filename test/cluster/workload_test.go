@@ -106,9 +106,12 @@ type kgoProducer struct {
 	padding []byte
 }
 
-func startKgoProducer(t testing.TB, c *Cluster, name, topic string, partitions int32, interval time.Duration, padding int) *kgoProducer {
+// startKgoProducer starts a kgoProducer; security, if given, is how it
+// connects instead of the cluster's own client options
+// (Cluster.newClientAs).
+func startKgoProducer(t testing.TB, c *Cluster, name, topic string, partitions int32, interval time.Duration, padding int, security ...kgo.Opt) *kgoProducer {
 	t.Helper()
-	cl, err := c.newClient(c.addrs(nil),
+	cl, err := c.newClientAs(security, c.addrs(nil),
 		kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()),

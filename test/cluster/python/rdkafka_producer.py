@@ -1,14 +1,22 @@
 """Idempotent acks=all librdkafka producer for the cluster suite.
 
-Usage: rdkafka_producer.py BOOTSTRAP TOPIC PARTITIONS NAME INTERVAL_MS
+Usage: rdkafka_producer.py [--security-protocol=P] [--sasl-mechanism=M]
+           [--sasl-username=U] [--sasl-password=S] [--ssl-ca-location=PEM]
+           BOOTSTRAP TOPIC PARTITIONS NAME INTERVAL_MS
 
 Writes record seq = 0, 1, 2, ... with key and value "NAME:seq" to partition
 seq % PARTITIONS, one every INTERVAL_MS, until its standard input closes; then
 flushes and exits. Every delivery report is one JSON line on stdout:
 {"seq": n, "partition": p, "offset": o} or {"seq": n, "error": "..."}; the
 last line is {"done": true, "fatal": null-or-text, "unflushed": n}.
+
+The options set librdkafka's security.protocol, sasl.mechanism,
+sasl.username, sasl.password and ssl.ca.location (a PEM file of the CA that
+signed the brokers' certificates); without them the producer connects with
+librdkafka's defaults (PLAINTEXT).
 """
 
+import argparse
 import json
 import sys
 import threading
@@ -17,10 +25,32 @@ import time
 from confluent_kafka import KafkaException, Producer
 
 
+# Option name -> librdkafka configuration property.
+SECURITY_OPTIONS = {
+    "security_protocol": "security.protocol",
+    "sasl_mechanism": "sasl.mechanism",
+    "sasl_username": "sasl.username",
+    "sasl_password": "sasl.password",
+    "ssl_ca_location": "ssl.ca.location",
+}
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description="idempotent acks=all librdkafka producer")
+    for dest, prop in SECURITY_OPTIONS.items():
+        parser.add_argument("--" + dest.replace("_", "-"), dest=dest, help=prop)
+    parser.add_argument("bootstrap")
+    parser.add_argument("topic")
+    parser.add_argument("partitions", type=int)
+    parser.add_argument("name")
+    parser.add_argument("interval_ms", type=int)
+    return parser.parse_args()
+
+
 def main():
-    bootstrap, topic, partitions, name, interval_ms = sys.argv[1:6]
-    partitions = int(partitions)
-    interval = int(interval_ms) / 1000.0
+    args = parse_args()
+    topic, partitions, name = args.topic, args.partitions, args.name
+    interval = args.interval_ms / 1000.0
     out_lock = threading.Lock()
 
     def emit(obj):
@@ -37,8 +67,8 @@ def main():
         if err.fatal():
             fatal.append(str(err))
 
-    producer = Producer({
-        "bootstrap.servers": bootstrap,
+    config = {
+        "bootstrap.servers": args.bootstrap,
         "enable.idempotence": True,
         "acks": "all",
         "linger.ms": 5,
@@ -48,7 +78,12 @@ def main():
         "topic.metadata.refresh.interval.ms": 1000,
         "retry.backoff.ms": 100,
         "error_cb": on_error,
-    })
+    }
+    for dest, prop in SECURITY_OPTIONS.items():
+        value = getattr(args, dest)
+        if value is not None:
+            config[prop] = value
+    producer = Producer(config)
 
     stop = threading.Event()
 
