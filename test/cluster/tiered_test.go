@@ -201,6 +201,11 @@ func TestTieredStorageSurvivesLeaderKills(t *testing.T) {
 	// rebuilds its state from the remote tier and joins the ISR again.
 	c.Node(first).Restart()
 	c.waitFullyReplicated(topic, 1, 2*time.Minute)
+	// It got there by OFFSET_MOVED_TO_TIERED_STORAGE (KIP-405), not by
+	// fetching the new leader's whole log again.
+	if !strings.Contains(c.Node(first).Output(), "follower fell below the leader's local log start of a tiered partition") {
+		t.Fatalf("node %d rejoined without being told its offset moved to tiered storage", first)
+	}
 	produce(512)
 	view = c.waitFullyReplicated(topic, 1, 2*time.Minute)
 	leader := view.Partitions[0].Leader
