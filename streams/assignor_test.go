@@ -1,8 +1,11 @@
 package streams
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestStandbyPlacement: every task gets its standbys on processes other
@@ -62,5 +65,61 @@ func TestStandbyPlacement(t *testing.T) {
 	}
 	if got := tb.standbys(tasks, target, owner, 0); len(got) != 0 {
 		t.Errorf("n=0: %d members got standbys", len(got))
+	}
+}
+
+// TestCooperativeTaskMove: when a member joins, a moving task is first
+// withheld (its owner is assigned the tasks it keeps, and revokes the
+// rest), and only the next rebalance, with the owner no longer holding it,
+// gives it to the new member (KIP-429); the tasks that stay never leave
+// their owner. Until the move completes, the metadata names the old owner.
+func TestCooperativeTaskMove(t *testing.T) {
+	b := NewBuilder()
+	NewStream(b, "in", String(), String()).To("out")
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &App{topo: topo, subPartitions: map[int]int32{0: 4}, subTopics: map[int][]string{0: {"in"}}}
+	owned := func(ps ...int32) map[TaskID]bool {
+		m := map[TaskID]bool{}
+		for _, p := range ps {
+			m[TaskID{Partition: p}] = true
+		}
+		return m
+	}
+	round := func(m1, m2 map[TaskID]bool) (got map[string]string, hosts map[string][]string) {
+		ms := []*memberMeta{{id: "m1", server: "h1:1", process: "p1", owned: m1}, {id: "m2", server: "h2:1", process: "p2", owned: m2}}
+		got = map[string]string{}
+		for _, sa := range (&taskBalance{b: taskBalancer{app: a}, members: ms}).Balance(nil).IntoSyncAssignment() {
+			var ca kmsg.ConsumerMemberAssignment
+			if err := ca.ReadFrom(sa.MemberAssignment); err != nil {
+				t.Fatal(err)
+			}
+			var info assignmentInfo
+			if err := json.Unmarshal(ca.UserData, &info); err != nil {
+				t.Fatal(err)
+			}
+			hosts = info.Hosts
+			got[sa.MemberID] = fmt.Sprint(ca.Topics)
+			if len(ca.Topics) == 1 {
+				got[sa.MemberID] = fmt.Sprint(ca.Topics[0].Topic, ca.Topics[0].Partitions)
+			}
+		}
+		return got, hosts
+	}
+	got, hosts := round(owned(0, 1, 2, 3), owned())
+	if got["m1"] != "in[0 1]" || got["m2"] != "[]" {
+		t.Errorf("first rebalance: %v, want m1 keeping in[0 1] and m2 nothing yet", got)
+	}
+	if fmt.Sprint(hosts) != "map[h1:1:[0_0 0_1 0_2 0_3]]" {
+		t.Errorf("first rebalance hosts %v: want every task still on h1:1", hosts)
+	}
+	got, hosts = round(owned(0, 1), owned())
+	if got["m1"] != "in[0 1]" || got["m2"] != "in[2 3]" {
+		t.Errorf("second rebalance: %v, want m1 in[0 1] and m2 in[2 3]", got)
+	}
+	if fmt.Sprint(hosts) != "map[h1:1:[0_0 0_1] h2:1:[0_2 0_3]]" {
+		t.Errorf("second rebalance hosts %v", hosts)
 	}
 }

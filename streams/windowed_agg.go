@@ -168,9 +168,10 @@ func sessionReduce[K, V any](s SessionWindowedStream[K, V], fn func(agg, v V) V,
 		func(_ K, a, b V) V { return fn(a, b) }, s.g.s.vs, options)
 }
 
-// SessionAggregate folds values per key and session from init(); merger
-// combines the aggregates of sessions a record bridges. Options as Count,
-// plus WithValueSerde.
+// SessionAggregate folds values per key and session from init(). A record
+// that joins or bridges sessions starts from init() and folds each of them
+// in, in end-time order, with merger, then adds itself (as Kafka Streams'
+// session aggregation does). Options as Count, plus WithValueSerde.
 func SessionAggregate[K, V, VA any](s SessionWindowedStream[K, V], init func() VA, adder func(K, V, VA) VA, merger func(K, VA, VA) VA, options ...Option) Table[Windowed[K], VA] {
 	o := peekOpts(options)
 	vs := serdeOr(s.g.s.b, "SessionAggregate", o.valSerde, defaultSerde[VA]())
@@ -178,7 +179,7 @@ func SessionAggregate[K, V, VA any](s SessionWindowedStream[K, V], init func() V
 }
 
 func sessionAggregate[K, V, VA any](s SessionWindowedStream[K, V], op, prefix string, init func() VA, adder func(K, V, VA) VA, merger func(K, VA, VA) VA, vs Serde[VA], options []Option) Table[Windowed[K], VA] {
-	return sessionAggregateFirst(s, op, prefix, func(k K, v V, agg VA, first bool) VA {
+	return sessionAggregateFrom(s, op, prefix, init, func(k K, v V, agg VA, first bool) VA {
 		if first {
 			agg = init()
 		}
@@ -187,6 +188,14 @@ func sessionAggregate[K, V, VA any](s SessionWindowedStream[K, V], op, prefix st
 }
 
 func sessionAggregateFirst[K, V, VA any](s SessionWindowedStream[K, V], op, prefix string, add func(K, V, VA, bool) VA, merger func(K, VA, VA) VA, vs Serde[VA], options []Option) Table[Windowed[K], VA] {
+	return sessionAggregateFrom(s, op, prefix, nil, add, merger, vs, options)
+}
+
+// sessionAggregateFrom builds a session aggregation. With init, merging
+// sessions starts from init() and folds every merged session in with
+// merger (Kafka Streams' KStreamSessionWindowAggregate); without it (a
+// reduce) the first merged session is the start.
+func sessionAggregateFrom[K, V, VA any](s SessionWindowedStream[K, V], op, prefix string, init func() VA, add func(K, V, VA, bool) VA, merger func(K, VA, VA) VA, vs Serde[VA], options []Option) Table[Windowed[K], VA] {
 	b := s.g.s.b
 	o := b.collect(op, options, "Named", "Materialized", "WithBackend", "WithLoggingDisabled")
 	store := o.store
@@ -201,7 +210,7 @@ func sessionAggregateFirst[K, V, VA any](s SessionWindowedStream[K, V], op, pref
 		keySerde: eraseSerde(s.g.s.ks), valSerde: eraseSerde(vs), retention: retention, segment: segmentInterval(retention),
 		windowed: true, queryable: true})
 	n := b.addNode(&node{name: name, stores: []string{store}, newProc: func() proc {
-		return &sessionAggProc[K, V, VA]{store: store, add: add, merge: merger, gap: gap, grace: grace}
+		return &sessionAggProc[K, V, VA]{store: store, initAgg: init, add: add, merge: merger, gap: gap, grace: grace}
 	}}, in.n)
 	return Table[Windowed[K], VA]{b: b, n: n, ks: defaultSerde[Windowed[K]](), vs: vs, store: store, win: &windowInfo{grace: grace}}
 }
@@ -212,6 +221,7 @@ type sessionAggProc[K, V, VA any] struct {
 	c          *pctx
 	s          segmented
 	store      string
+	initAgg    func() VA // nil for a reduce
 	add        func(K, V, VA, bool) VA
 	merge      func(K, VA, VA) VA
 	gap, grace int64
@@ -254,6 +264,9 @@ func (p *sessionAggProc[K, V, VA]) process(r record) {
 	merged := Window{Start: r.ts, End: r.ts}
 	var agg VA
 	first := true
+	if p.initAgg != nil && len(overlapping) > 0 {
+		agg, first = p.initAgg(), false
+	}
 	for _, s := range overlapping {
 		merged.Start = min(merged.Start, s.w.Start)
 		merged.End = max(merged.End, s.w.End)
