@@ -11,6 +11,6 @@
 //		connect.RegisterSource("com.example.MySourceConnector", "1.0", func() connect.SourceConnector { return &mySource{} })
 //	}
 //
-// and a Go program that links it in (a blank import) can run it on the
-// worker (`internal/connect`, `vltava connect`).
+// and a Go program that links it in (a blank import) runs it on a worker
+// started with package connect/runtime.
 package connect

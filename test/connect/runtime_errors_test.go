@@ -2,7 +2,6 @@ package connect
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,34 +11,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/vltava/vltava/connect"
 	"github.com/vltava/vltava/internal/connect/runner"
 	cworker "github.com/vltava/vltava/internal/connect/worker"
 	"github.com/vltava/vltava/internal/testing/freeport"
 	"github.com/vltava/vltava/internal/testing/poll"
 )
-
-// strictJSON is a test converter that fails on bytes that are not JSON, as
-// JsonConverter does; values are passed on as the JSON text.
-type strictJSON struct{}
-
-func (strictJSON) Configure(map[string]string, bool) error { return nil }
-func (strictJSON) FromConnectData(_ string, _ []connect.Header, _ *connect.Schema, v any) ([]byte, error) {
-	return json.Marshal(v)
-}
-func (strictJSON) ToConnectData(_ string, _ []connect.Header, b []byte) (*connect.Schema, any, error) {
-	if b == nil {
-		return nil, nil, nil
-	}
-	if !json.Valid(b) {
-		return nil, nil, fmt.Errorf("Converting byte[] to Kafka Connect data failed due to serialization error: %q is not JSON", b)
-	}
-	return nil, string(b), nil
-}
-
-func init() {
-	connect.RegisterConverter("test.StrictJsonConverter", "1", func() connect.Converter { return strictJSON{} })
-}
 
 // startInProcess runs a standalone worker in the test process (so it sees
 // the test's plugins).
@@ -78,74 +54,102 @@ func produce(t testing.TB, b *broker, topic string, values ...string) {
 	}
 }
 
-// Records the value converter cannot read go to the dead letter queue with
-// Kafka's __connect.errors.* context headers while the good ones reach the
-// sink (errors.tolerance=all); with errors.tolerance=none the first bad
-// record fails the task with a trace, and the worker stays up.
+// Kafka's JsonConverter and a chain of two transformations (Cast$Value,
+// then ExtractField$Value): records the converter cannot read and a record
+// the Cast cannot cast go to the dead letter queue with Kafka's
+// __connect.errors.* context headers, the stage and the class that failed
+// included, while the good ones reach the sink transformed
+// (errors.tolerance=all); with errors.tolerance=none the first bad record
+// fails the task with a trace, and the worker stays up.
 func TestDeadLetterQueueWithContextHeaders(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
 	u := startInProcess(t, b)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "good.txt")
-	values := []string{`{"a":1}`, `not json`, `{"a":2}`, `{bad`, `{"a":3}`}
+	values := []string{`{"a":1}`, `not json`, `{"a":"2"}`, `{bad`, `{"a":"x"}`, `{"a":3}`}
 	produce(t, b, "mixed", values...)
-	mustCall(t, u, "PUT", "/connectors/tolerant/config", map[string]string{
+	const jsonConverter = "org.apache.kafka.connect.json.JsonConverter"
+	chain := map[string]string{
+		"value.converter":                jsonConverter,
+		"value.converter.schemas.enable": "false",
+		"transforms":                     "cast,extract",
+		"transforms.cast.type":           "org.apache.kafka.connect.transforms.Cast$Value",
+		"transforms.cast.spec":           "a:int32",
+		"transforms.extract.type":        "org.apache.kafka.connect.transforms.ExtractField$Value",
+		"transforms.extract.field":       "a",
+	}
+	cfg := map[string]string{
 		"connector.class": "FileStreamSink", "file": out, "topics": "mixed",
-		"value.converter":                                 "test.StrictJsonConverter",
 		"errors.tolerance":                                "all",
 		"errors.log.enable":                               "true",
 		"errors.log.include.messages":                     "true",
 		"errors.deadletterqueue.topic.name":               "mixed-dlq",
 		"errors.deadletterqueue.topic.replication.factor": "1",
 		"errors.deadletterqueue.context.headers.enable":   "true",
-	}, 201, nil)
-	poll.Until(t, 60*time.Second, "the good records in the sink", func() error {
-		return sameSet(lines(out), []string{`{"a":1}`, `{"a":2}`, `{"a":3}`})
+	}
+	for k, v := range chain {
+		cfg[k] = v
+	}
+	mustCall(t, u, "PUT", "/connectors/tolerant/config", cfg, 201, nil)
+	poll.Until(t, 60*time.Second, "the good records in the sink, transformed", func() error {
+		return sameSet(lines(out), []string{"1", "2", "3"})
 	})
 	cl := b.client(t, kgo.ConsumeTopics("mixed-dlq"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	var dlq []*kgo.Record
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for len(dlq) < 2 && ctx.Err() == nil {
+	for len(dlq) < 3 && ctx.Err() == nil {
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { dlq = append(dlq, r) })
 	}
-	if len(dlq) != 2 || string(dlq[0].Value) != "not json" || string(dlq[1].Value) != "{bad" {
-		t.Fatalf("dead letter queue: %d records", len(dlq))
+	if len(dlq) != 3 {
+		t.Fatalf("dead letter queue: %d records, want 3", len(dlq))
 	}
-	for i, r := range dlq {
+	for i, w := range []struct {
+		value, offset, stage, class, message string
+	}{
+		{`not json`, "1", "VALUE_CONVERTER", jsonConverter, "Converting byte[] to Kafka Connect data failed"},
+		{`{bad`, "3", "VALUE_CONVERTER", jsonConverter, "Converting byte[] to Kafka Connect data failed"},
+		{`{"a":"x"}`, "4", "TRANSFORMATION", "org.apache.kafka.connect.transforms.Cast$Value", "could not be parsed"},
+	} {
+		r := dlq[i]
 		h := map[string]string{}
 		for _, kv := range r.Headers {
 			h[kv.Key] = string(kv.Value)
 		}
+		if string(r.Value) != w.value {
+			t.Fatalf("DLQ record %d: value %q, want the original %q", i, r.Value, w.value)
+		}
 		want := map[string]string{
 			"__connect.errors.topic":          "mixed",
 			"__connect.errors.partition":      "0",
-			"__connect.errors.offset":         fmt.Sprint(2*i + 1),
+			"__connect.errors.offset":         w.offset,
 			"__connect.errors.connector.name": "tolerant",
 			"__connect.errors.task.id":        "0",
-			"__connect.errors.stage":          "VALUE_CONVERTER",
+			"__connect.errors.stage":          w.stage,
+			"__connect.errors.class.name":     w.class,
 		}
 		for k, v := range want {
 			if h[k] != v {
 				t.Fatalf("DLQ record %d header %s = %q, want %q (all: %v)", i, k, h[k], v, h)
 			}
 		}
-		for _, k := range []string{"__connect.errors.class.name", "__connect.errors.exception.class.name", "__connect.errors.exception.message", "__connect.errors.exception.stacktrace"} {
+		for _, k := range []string{"__connect.errors.exception.class.name", "__connect.errors.exception.message", "__connect.errors.exception.stacktrace"} {
 			if h[k] == "" {
 				t.Fatalf("DLQ record %d lacks %s: %v", i, k, h)
 			}
 		}
-		if !strings.Contains(h["__connect.errors.exception.message"], "is not JSON") {
-			t.Fatalf("exception message: %q", h["__connect.errors.exception.message"])
+		if !strings.Contains(h["__connect.errors.exception.message"], w.message) {
+			t.Fatalf("DLQ record %d exception message %q, want it to contain %q", i, h["__connect.errors.exception.message"], w.message)
 		}
 	}
 
 	// errors.tolerance=none: the task fails at the first bad record.
-	mustCall(t, u, "PUT", "/connectors/strict/config", map[string]string{
-		"connector.class": "FileStreamSink", "file": filepath.Join(dir, "strict.txt"), "topics": "mixed",
-		"value.converter": "test.StrictJsonConverter",
-	}, 201, nil)
+	strict := map[string]string{"connector.class": "FileStreamSink", "file": filepath.Join(dir, "strict.txt"), "topics": "mixed"}
+	for k, v := range chain {
+		strict[k] = v
+	}
+	mustCall(t, u, "PUT", "/connectors/strict/config", strict, 201, nil)
 	poll.Until(t, 60*time.Second, "the strict sink's task to fail", func() error {
 		s, err := status(u, "strict")
 		if err != nil {

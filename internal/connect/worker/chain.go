@@ -45,11 +45,23 @@ func (stringHeaders) ToConnectHeader(_, _ string, data []byte) (*connect.Schema,
 	return &connect.Schema{Type: connect.String, Optional: true}, string(data), nil
 }
 
-// Converters are a connector's key, value and header converters.
+// Converters are a connector's key, value and header converters, with
+// their class names (the dead letter queue's __connect.errors.class.name).
 type Converters struct {
 	Key    connect.Converter
 	Value  connect.Converter
 	Header connect.HeaderConverter
+
+	KeyClass, ValueClass, HeaderClass string
+}
+
+// className is the registered class of the plugin named name (name itself
+// when it is not registered).
+func className(name string) string {
+	if info, ok := connect.Lookup(name); ok {
+		return info.Class
+	}
+	return name
 }
 
 // NewConverters builds the converters of a connector: each is the
@@ -65,6 +77,7 @@ func NewConverters(w *Config, props map[string]string) (*Converters, error) {
 	c := &Converters{}
 	var err error
 	kc, kp := pick(KeyKeyConverter, w.KeyConverter)
+	c.KeyClass = className(kc)
 	if c.Key, err = connect.NewConverter(kc); err != nil {
 		return nil, fmt.Errorf("%s: %w", KeyKeyConverter, err)
 	}
@@ -72,6 +85,7 @@ func NewConverters(w *Config, props map[string]string) (*Converters, error) {
 		return nil, fmt.Errorf("%s %s: %w", KeyKeyConverter, kc, err)
 	}
 	vc, vp := pick(KeyValueConverter, w.ValueConverter)
+	c.ValueClass = className(vc)
 	if c.Value, err = connect.NewConverter(vc); err != nil {
 		return nil, fmt.Errorf("%s: %w", KeyValueConverter, err)
 	}
@@ -79,6 +93,10 @@ func NewConverters(w *Config, props map[string]string) (*Converters, error) {
 		return nil, fmt.Errorf("%s %s: %w", KeyValueConverter, vc, err)
 	}
 	hc, hp := pick(KeyHeaderConverter, w.HeaderConverter)
+	c.HeaderClass = className(hc)
+	if c.HeaderClass == "SimpleHeaderConverter" {
+		c.HeaderClass = simpleHeaderConverter
+	}
 	if c.Header, err = newHeaderConverter(hc); err != nil {
 		return nil, fmt.Errorf("%s: %w", KeyHeaderConverter, err)
 	}
@@ -91,6 +109,7 @@ func NewConverters(w *Config, props map[string]string) (*Converters, error) {
 // step is one transformation with its optional predicate.
 type step struct {
 	alias  string
+	class  string
 	t      connect.Transformation
 	pred   connect.Predicate
 	negate bool
@@ -128,13 +147,14 @@ func NewChain(props map[string]string) (*Chain, error) {
 	}
 	for _, alias := range listOf(props[KeyTransforms]) {
 		prefix := "transforms." + alias + "."
-		t, err := connect.NewTransformation(strings.TrimSpace(props[prefix+"type"]))
+		typ := strings.TrimSpace(props[prefix+"type"])
+		t, err := connect.NewTransformation(typ)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("transformation %s: %w", alias, err)
 		}
 		sub := SubProps(props, prefix)
-		s := step{alias: alias, t: t}
+		s := step{alias: alias, class: className(typ), t: t}
 		if p := strings.TrimSpace(sub["predicate"]); p != "" {
 			if s.pred = preds[p]; s.pred == nil {
 				c.Close()
@@ -169,7 +189,7 @@ func (c *Chain) Apply(r *connect.Record) (*connect.Record, error) {
 		}
 		out, err := s.t.Apply(r)
 		if err != nil {
-			return nil, fmt.Errorf("transformation %s: %w", s.alias, err)
+			return nil, &TransformError{Class: s.class, err: fmt.Errorf("transformation %s: %w", s.alias, err)}
 		}
 		if out == nil {
 			return nil, nil
@@ -178,6 +198,16 @@ func (c *Chain) Apply(r *connect.Record) (*connect.Record, error) {
 	}
 	return r, nil
 }
+
+// TransformError is a transformation's failure, with the transformation's
+// class (the dead letter queue's __connect.errors.class.name).
+type TransformError struct {
+	Class string
+	err   error
+}
+
+func (e *TransformError) Error() string { return e.err.Error() }
+func (e *TransformError) Unwrap() error { return e.err }
 
 // Close closes every transformation and predicate.
 func (c *Chain) Close() {

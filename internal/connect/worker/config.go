@@ -209,11 +209,17 @@ var ignoredWorkerKeys = map[string]string{
 // (they would change behaviour).
 var emptyOnly = map[string]bool{"config.providers": true, "rest.extension.classes": true, "response.http.headers.config": true, "admin.listeners": true, "access.control.allow.origin": true, "access.control.allow.methods": true}
 
+// isSecurityKey is a client security setting: security.protocol, ssl.*,
+// sasl.*.
+func isSecurityKey(k string) bool {
+	return k == "security.protocol" || strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.")
+}
+
 // ParseConfig parses worker properties for a mode. An unknown key, a key
 // that is not supported, or an invalid value is an error naming the key.
 func ParseConfig(props map[string]string, mode Mode) (*Config, error) {
 	c := &Config{Mode: mode, Props: props, producerProps: map[string]string{}, consumerProps: map[string]string{}}
-	security := map[string]string{}
+	security, adminSecurity := map[string]string{}, map[string]string{}
 	var unknown []string
 	for k, v := range props {
 		switch {
@@ -223,11 +229,13 @@ func ParseConfig(props map[string]string, mode Mode) (*Config, error) {
 			c.producerProps[strings.TrimPrefix(k, "producer.")] = v
 		case strings.HasPrefix(k, "consumer."):
 			c.consumerProps[strings.TrimPrefix(k, "consumer.")] = v
+		case strings.HasPrefix(k, "admin.") && isSecurityKey(strings.TrimPrefix(k, "admin.")):
+			adminSecurity[strings.TrimPrefix(k, "admin.")] = v
 		case strings.HasPrefix(k, "admin."):
 			if err := checkAdminProp(strings.TrimPrefix(k, "admin.")); err != nil {
 				return nil, fmt.Errorf("worker config %s: %w", k, err)
 			}
-		case k == "security.protocol" || strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl."):
+		case isSecurityKey(k):
 			security[k] = v
 		default:
 			if _, ok := ignoredWorkerKeys[k]; ok {
@@ -304,6 +312,22 @@ func ParseConfig(props map[string]string, mode Mode) (*Config, error) {
 	c.Security, err = clientauth.New(func(k string) (string, bool) { v, ok := security[k]; return v, ok }, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("worker config: %w", err)
+	}
+	// Kafka's worker does not pass its security settings on to the
+	// producers, consumers and admin clients of tasks, so secured worker
+	// files repeat them as producer.*, consumer.* and admin.*. Every client
+	// of this worker uses the worker's: a repeated setting is accepted when
+	// it is the same.
+	for prefix, m := range map[string]map[string]string{"producer.": c.producerProps, "consumer.": c.consumerProps, "admin.": adminSecurity} {
+		for k, v := range m {
+			if !isSecurityKey(k) {
+				continue
+			}
+			if top, ok := security[k]; !ok || strings.TrimSpace(top) != strings.TrimSpace(v) {
+				return nil, fmt.Errorf("worker config %s%s differs from %s: every client of the worker uses the worker's security settings", prefix, k, k)
+			}
+			delete(m, k)
+		}
 	}
 	if _, err := producerOpts(c.producerProps); err != nil {
 		return nil, fmt.Errorf("worker config producer.%w", err)

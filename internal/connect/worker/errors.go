@@ -120,6 +120,9 @@ func (h *errorHandler) run(ctx context.Context, stage Stage, class string, orig 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if te := (*TransformError)(nil); class == "" && errors.As(err, &te) {
+		class = te.Class
+	}
 	if h.policy.log {
 		attrs := []any{"connector", h.conn, "task", h.task, "stage", string(stage), "class", class, "err", err}
 		if orig != nil {

@@ -441,7 +441,7 @@ func (t *taskRun) convertSink(r *kgo.Record, conv *Converters, chain *Chain, eh 
 	for _, h := range r.Headers {
 		var hs *connect.Schema
 		var hv any
-		if err := eh.run(ctx, StageHeaderConverter, fmt.Sprintf("%T", conv.Header), r, func() error {
+		if err := eh.run(ctx, StageHeaderConverter, conv.HeaderClass, r, func() error {
 			var err error
 			hs, hv, err = conv.Header.ToConnectHeader(r.Topic, h.Key, h.Value)
 			return err
@@ -450,14 +450,14 @@ func (t *taskRun) convertSink(r *kgo.Record, conv *Converters, chain *Chain, eh 
 		}
 		sr.Headers = append(sr.Headers, connect.Header{Key: h.Key, Schema: hs, Value: hv})
 	}
-	if err := eh.run(ctx, StageKeyConverter, fmt.Sprintf("%T", conv.Key), r, func() error {
+	if err := eh.run(ctx, StageKeyConverter, conv.KeyClass, r, func() error {
 		var err error
 		sr.KeySchema, sr.Key, err = conv.Key.ToConnectData(r.Topic, sr.Headers, r.Key)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	if err := eh.run(ctx, StageValueConverter, fmt.Sprintf("%T", conv.Value), r, func() error {
+	if err := eh.run(ctx, StageValueConverter, conv.ValueClass, r, func() error {
 		var err error
 		sr.ValueSchema, sr.Value, err = conv.Value.ToConnectData(r.Topic, sr.Headers, r.Value)
 		return err

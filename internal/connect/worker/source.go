@@ -377,7 +377,7 @@ func (t *taskRun) prepareSource(sr *connect.SourceRecord, conv *Converters, chai
 	}
 	for _, h := range r.Headers {
 		var b []byte
-		if err := eh.run(ctx, StageHeaderConverter, fmt.Sprintf("%T", conv.Header), nil, func() error {
+		if err := eh.run(ctx, StageHeaderConverter, conv.HeaderClass, nil, func() error {
 			var err error
 			b, err = conv.Header.FromConnectHeader(r.Topic, h.Key, h.Schema, h.Value)
 			return err
@@ -386,14 +386,14 @@ func (t *taskRun) prepareSource(sr *connect.SourceRecord, conv *Converters, chai
 		}
 		out.Headers = append(out.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
 	}
-	if err := eh.run(ctx, StageKeyConverter, fmt.Sprintf("%T", conv.Key), nil, func() error {
+	if err := eh.run(ctx, StageKeyConverter, conv.KeyClass, nil, func() error {
 		var err error
 		out.Key, err = conv.Key.FromConnectData(r.Topic, r.Headers, r.KeySchema, r.Key)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	if err := eh.run(ctx, StageValueConverter, fmt.Sprintf("%T", conv.Value), nil, func() error {
+	if err := eh.run(ctx, StageValueConverter, conv.ValueClass, nil, func() error {
 		var err error
 		out.Value, err = conv.Value.FromConnectData(r.Topic, r.Headers, r.ValueSchema, r.Value)
 		return err

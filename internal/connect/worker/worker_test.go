@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -258,5 +260,89 @@ func TestTransactionalProducerProps(t *testing.T) {
 		if _, _, err := transactionalProducerProps(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+}
+
+// A secured Kafka Connect worker file repeats the worker's security
+// settings as producer.*, consumer.* and admin.* (Kafka's worker does not
+// pass them on): the same values are accepted, a different one is refused
+// naming the key. plugin.path is accepted, rest.advertised.* make the
+// worker id.
+func TestRepeatedClientSecuritySettings(t *testing.T) {
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="connect" password="secret";`
+	p := map[string]string{"bootstrap.servers": "127.0.0.1:9092", "offset.storage.file.filename": "/tmp/x",
+		"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": jaas}
+	for _, prefix := range []string{"producer.", "consumer.", "admin."} {
+		for _, k := range []string{"security.protocol", "sasl.mechanism", "sasl.jaas.config"} {
+			p[prefix+k] = p[k]
+		}
+	}
+	p["plugin.path"] = "/usr/share/java,/opt/connectors" // accepted: every plugin is built in
+	p["rest.advertised.host.name"], p["rest.advertised.port"] = "connect-1.example", "18083"
+	c, err := ParseConfig(p, Standalone)
+	if err != nil {
+		t.Fatalf("repeated security settings: %v", err)
+	}
+	if c.WorkerID() != "connect-1.example:18083" {
+		t.Fatalf("worker id %q, want the advertised host and port", c.WorkerID())
+	}
+	for _, k := range []string{"producer.sasl.mechanism", "consumer.security.protocol", "admin.sasl.mechanism", "producer.ssl.truststore.location"} {
+		q := map[string]string{}
+		for pk, pv := range p {
+			q[pk] = pv
+		}
+		q[k] = "SCRAM-SHA-512"
+		if _, err := ParseConfig(q, Standalone); err == nil || !strings.Contains(err.Error(), k+" differs") {
+			t.Errorf("%s different from the worker's: %v", k, err)
+		}
+	}
+}
+
+// errors.retry.timeout: a retriable error is retried with backoff until it
+// passes or the timeout is spent; 0 (the default) does not retry, and a
+// non-retriable error is not retried; what remains fails the step unless
+// errors.tolerance=all skips it.
+func TestErrorsRetryTimeout(t *testing.T) {
+	handler := func(props map[string]string) *errorHandler {
+		props["name"], props["connector.class"] = "c", "FileStreamSource"
+		p, err := parseErrorPolicy(props, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &errorHandler{policy: p, log: slog.New(slog.DiscardHandler), conn: "c"}
+	}
+	calls := 0
+	flaky := func(failures int, retriable bool) func() error {
+		calls = 0
+		return func() error {
+			calls++
+			if calls > failures {
+				return nil
+			}
+			if retriable {
+				return connect.Retriable(errors.New("busy"))
+			}
+			return errors.New("broken")
+		}
+	}
+	ctx := context.Background()
+	retrying := handler(map[string]string{"errors.retry.timeout": "5000", "errors.retry.delay.max.ms": "50"})
+	if err := retrying.run(ctx, StageTaskPut, "", nil, flaky(3, true)); err != nil || calls != 4 {
+		t.Fatalf("retriable within the timeout: %v after %d calls", err, calls)
+	}
+	if err := retrying.run(ctx, StageTaskPut, "", nil, flaky(3, false)); err == nil || calls != 1 {
+		t.Fatalf("non-retriable: %v after %d calls", err, calls)
+	}
+	start := time.Now()
+	short := handler(map[string]string{"errors.retry.timeout": "400", "errors.retry.delay.max.ms": "100"})
+	if err := short.run(ctx, StageTaskPut, "", nil, flaky(1000, true)); err == nil || calls < 2 || time.Since(start) > 2*time.Second {
+		t.Fatalf("retriable past the timeout: %v after %d calls in %v", err, calls, time.Since(start))
+	}
+	if err := handler(map[string]string{}).run(ctx, StageTaskPut, "", nil, flaky(1, true)); err == nil || calls != 1 {
+		t.Fatalf("errors.retry.timeout=0: %v after %d calls", err, calls)
+	}
+	tolerant := handler(map[string]string{"errors.tolerance": "all"})
+	if err := tolerant.run(ctx, StageTaskPut, "", nil, flaky(1, false)); !errors.Is(err, errSkip) {
+		t.Fatalf("errors.tolerance=all: %v", err)
 	}
 }

@@ -411,6 +411,45 @@ func sourceSuite(t *testing.T, s *sqlserver.Server) {
 	task = start(bulk)
 	drain(task, 30)
 	_ = task.Stop()
+
+	// A query (the WHERE of mode=timestamp appended to it) in one task,
+	// into the topic topic.prefix; a restart resumes after the stored
+	// timestamp.
+	query := with(base(s), "mode", "timestamp", "timestamp.column.name", "updated", "topic.prefix", "q-src", "poll.interval.ms", "50",
+		"batch.max.rows", "10", "query", "SELECT "+q("id")+", "+q("name")+", "+q("updated")+" FROM "+q("src"))
+	store = offsetStore{}
+	startQuery := func() *SourceTask {
+		c := &SourceConnector{}
+		if err := c.Start(query); err != nil {
+			t.Fatal(err)
+		}
+		cfgs, _ := c.TaskConfigs(3)
+		if len(cfgs) != 1 {
+			t.Fatalf("query task configs %v", cfgs)
+		}
+		task := c.NewTask().(*SourceTask)
+		task.Initialize(srcCtx{store})
+		if err := task.Start(cfgs[0]); err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	task = startQuery()
+	recs = drain(task, 30)
+	last := recs[29]
+	if _, err := last.Value.(*connect.Struct).Get("price"); err == nil || last.Topic != "q-src" || last.SourcePartition["query"] != "query" ||
+		last.SourceOffset["timestamp"] != time.Date(2024, 1, 1, 0, 0, 29, 0, time.UTC).UnixMilli() {
+		t.Fatalf("query record %v %v %v %v", last.Topic, last.SourcePartition, last.SourceOffset, last.Value)
+	}
+	store.commit(recs[:12])
+	_ = task.Stop()
+	task = startQuery()
+	recs = drain(task, 18)
+	if u, _ := recs[0].Value.(*connect.Struct).Get("updated"); !u.(time.Time).Equal(time.Date(2024, 1, 1, 0, 0, 12, 0, time.UTC)) {
+		t.Fatalf("timestamp restart resumed at %v, want 00:00:12", u)
+	}
+	_ = task.Stop()
+
 	// validate.non.null refuses a nullable incrementing column.
 	c := &SourceConnector{}
 	if err := c.Start(with(props, "incrementing.column.name", "name")); err != nil {
