@@ -20,8 +20,7 @@ import (
 	"time"
 
 	"github.com/vltava/vltava/connect"
-	"github.com/vltava/vltava/internal/connect/runner"
-	"github.com/vltava/vltava/internal/connect/worker"
+	"github.com/vltava/vltava/connect/runtime"
 )
 
 const class = "com.example.CounterSourceConnector"
@@ -100,18 +99,14 @@ func main() {
 	topic := flag.String("topic", "counts", "topic to write to")
 	rest := flag.String("listeners", "http://127.0.0.1:8083", "the worker's REST listener")
 	flag.Parse()
-	r, err := runner.Start(runner.Options{
-		Mode: worker.Standalone,
-		Worker: map[string]string{
-			"bootstrap.servers":            *bootstrap,
-			"listeners":                    *rest,
-			"key.converter":                "org.apache.kafka.connect.storage.StringConverter",
-			"value.converter":              "org.apache.kafka.connect.storage.StringConverter",
-			"offset.storage.file.filename": filepath.Join(os.TempDir(), "counter.offsets"),
-			"offset.flush.interval.ms":     "1000",
-		},
-		Connectors: []map[string]string{{"name": "counter", "connector.class": class, "topic": *topic}},
-	})
+	r, err := runtime.Start(runtime.Standalone, map[string]string{
+		"bootstrap.servers":            *bootstrap,
+		"listeners":                    *rest,
+		"key.converter":                "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter":              "org.apache.kafka.connect.storage.StringConverter",
+		"offset.storage.file.filename": filepath.Join(os.TempDir(), "counter.offsets"),
+		"offset.flush.interval.ms":     "1000",
+	}, map[string]string{"name": "counter", "connector.class": class, "topic": *topic})
 	if err != nil {
 		log.Fatal(err)
 	}

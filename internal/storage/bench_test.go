@@ -40,3 +40,32 @@ func TestAppendDoesNotAllocate(t *testing.T) {
 		t.Fatalf("Append allocates %.2f times per call", allocs)
 	}
 }
+
+// BenchmarkCreatePartitions creates 10,000 new partitions in one log dir
+// through OpenAll, as a CreateTopics of that many partitions does; the
+// time per op is the whole creation (see docs/PERFORMANCE.md).
+func BenchmarkCreatePartitions(b *testing.B) {
+	const n = 10_000
+	cfg := testConfig()
+	for b.Loop() {
+		b.StopTimer()
+		dir := b.TempDir()
+		m, err := OpenManager(ManagerConfig{Dirs: []string{dir}, Logger: quietLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		reqs := make([]OpenRequest, n)
+		for i := range reqs {
+			reqs[i] = OpenRequest{TP: TopicPartition{Topic: "many", Partition: int32(i)}, TopicID: [16]byte{1}, Cfg: cfg}
+		}
+		b.StartTimer()
+		if _, err := m.OpenAll(reqs, 0); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := m.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
