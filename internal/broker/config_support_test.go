@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"bufio"
 	"errors"
 	"net"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/vltava/vltava/internal/metadata/quorum"
 )
 
 // A config Vltava cannot honour is refused with INVALID_CONFIG naming it,
@@ -158,5 +161,44 @@ func TestDynamicListenerMaxConnections(t *testing.T) {
 	// The first answer is the one to the request sent while held.
 	if _, err := held.recv(req, corr-1, 10*time.Second); err != nil {
 		t.Fatalf("held connection not served after the per-listener limit was deleted: %v", err)
+	}
+}
+
+// TestControllerListenerMaxConnections: the controller listener's own
+// listener.name.<l>.max.connections holds the quorum port's Kafka-protocol
+// connections (the controller APIs) to it. With a limit of 2, the node's
+// own broker-to-controller channel takes one slot and a first client the
+// other; a second client waits unserved while the first is open, and is
+// served once the first closes.
+func TestControllerListenerMaxConnections(t *testing.T) {
+	tn := startNode(t, map[string]string{"listener.name.controller.max.connections": "2"})
+	quorumAddr := tn.n.Metadata().ControllerListener().Addr().String()
+	dialQuorum := func() *conn {
+		c, err := net.DialTimeout("tcp", quorumAddr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("dial quorum port: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		// The byte that makes the quorum port hand the connection to
+		// the controller APIs rather than to raft.
+		if _, err := c.Write([]byte{quorum.ControllerRPCByte}); err != nil {
+			t.Fatal(err)
+		}
+		return &conn{t: t, c: c, r: bufio.NewReader(c), fmter: kmsg.NewRequestFormatter(kmsg.FormatterClientID("broker-test"))}
+	}
+	first := dialQuorum()
+	req := kmsg.NewPtrApiVersionsRequest()
+	if _, err := first.recv(req, first.send(req), 10*time.Second); err != nil {
+		t.Fatalf("first connection to the quorum port not served: %v", err)
+	}
+	second := dialQuorum()
+	corr := second.send(req)
+	var ne net.Error
+	if _, err := second.recv(req, corr, 700*time.Millisecond); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("second client with listener.name.controller.max.connections=2: %v, want it held unserved", err)
+	}
+	first.c.Close()
+	if _, err := second.recv(req, corr, 10*time.Second); err != nil {
+		t.Fatalf("second connection not served after the first closed: %v", err)
 	}
 }

@@ -35,8 +35,20 @@ func (b *Broker) ConnectionQuotas(dynamicPerBroker, dynamicDefault map[string]st
 	if v, ok := merged["max.connections.per.ip.overrides"]; ok && validateConnectionOverrides(v) == "" {
 		q.PerIPOverrides = parseConnectionOverrides(v)
 	}
+	names := make([]string, 0, len(b.Listeners)+1)
 	for _, l := range b.Listeners {
-		v, ok := b.ListenerPrefixed(l.Name, "max.connections", dynamicDefault, dynamicPerBroker)
+		names = append(names, l.Name)
+	}
+	// The controller listener, which a node of a single-node quorum has
+	// without listing it (its quorum port, named CONTROLLER).
+	if len(b.ControllerListenerNames) == 0 {
+		names = append(names, "CONTROLLER")
+	}
+	for _, name := range names {
+		if _, dup := q.PerListener[name]; dup {
+			continue
+		}
+		v, ok := b.ListenerPrefixed(name, "max.connections", dynamicDefault, dynamicPerBroker)
 		if !ok {
 			continue
 		}
@@ -47,7 +59,7 @@ func (b *Broker) ConnectionQuotas(dynamicPerBroker, dynamicDefault map[string]st
 		if q.PerListener == nil {
 			q.PerListener = map[string]int32{}
 		}
-		q.PerListener[l.Name] = int32(n)
+		q.PerListener[name] = int32(n)
 	}
 	return q
 }

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -514,14 +515,14 @@ func (n *Node) startControllerOnly() error {
 // serveControllerAPIs serves b's controller APIs (broker.ControllerHandler)
 // on the connections brokers open to this controller's quorum port.
 func (n *Node) serveControllerAPIs(b *broker.Broker) error {
+	name := n.controllerListenerName()
+	img := n.meta.Image()
+	q := n.cfg.ConnectionQuotas(img.BrokerConfig(strconv.Itoa(int(n.cfg.NodeID))), img.BrokerConfig(""))
 	n.quorumServer = server.New(server.Config{
 		MaxRequestSize: n.cfg.SocketRequestMaxBytes,
 		IdleTimeout:    time.Duration(n.cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		Limits:         controllerLimits(name, q),
 	}, b.ControllerHandler(), n.log.With("component", "controller-server"))
-	name := "CONTROLLER"
-	if len(n.cfg.ControllerListenerNames) > 0 {
-		name = n.cfg.ControllerListenerNames[0]
-	}
 	proto := n.cfg.ListenerSecurityProtocolMap[name]
 	if proto == "" {
 		proto = "PLAINTEXT"
@@ -534,6 +535,29 @@ func (n *Node) serveControllerAPIs(b *broker.Broker) error {
 	}
 	n.log.Info("serving controller APIs on the quorum port", "listener", name, "addr", ln.Addr().String())
 	return nil
+}
+
+// controllerListenerName is the listener the quorum port's Kafka-protocol
+// connections count as.
+func (n *Node) controllerListenerName() string {
+	if len(n.cfg.ControllerListenerNames) > 0 {
+		return n.cfg.ControllerListenerNames[0]
+	}
+	return "CONTROLLER"
+}
+
+// controllerLimits are the limits of the quorum port's Kafka-protocol
+// connections (the controller APIs): the controller listener's own
+// listener.name.<listener>.max.connections, if set. The broker-wide keys
+// bind the broker listeners only.
+func controllerLimits(name string, q config.ConnectionQuotas) server.ConnectionLimits {
+	n, ok := q.PerListener[name]
+	if !ok {
+		return server.ConnectionLimits{}
+	}
+	// Enforcing, the other limits are set to none (MaxInt32 is Kafka's
+	// "no limit"; a zero creation rate is none).
+	return server.ConnectionLimits{Enforce: true, Max: math.MaxInt32, PerIP: math.MaxInt32, PerListener: map[string]int{name: int(n)}}
 }
 
 // connectionLimits turns the connection quotas in effect (max.connections
@@ -590,6 +614,9 @@ func (n *Node) applyConnectionQuotas(img *metadata.Image) {
 		n.log.Warn("applying connection quotas", "err", err)
 	}
 	n.server.SetConnectionLimits(l)
+	if n.quorumServer != nil {
+		n.quorumServer.SetConnectionLimits(controllerLimits(n.controllerListenerName(), q))
+	}
 }
 
 // isController reports whether process.roles contains controller.
