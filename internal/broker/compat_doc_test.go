@@ -152,7 +152,7 @@ var apiDocs = map[kmsg.Key]apiDoc{
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go")}},
 	kmsg.AlterConfigs: {"replaces the resource's whole set of overrides; a repeated key takes its last value, as Kafka; groups as IncrementalAlterConfigs; ssl.* stores of this node's listeners as IncrementalAlterConfigs",
 		[]string{suiteFranz, broker("admin_test.go"), broker("group_configs_test.go")}},
-	kmsg.DescribeLogDirs: {"every log dir (JBOD): sizes and offset lag per partition, future replicas of moves, total and usable bytes (v4); a failed dir is KAFKA_STORAGE_ERROR",
+	kmsg.DescribeLogDirs: {"every log dir (JBOD): sizes (the local tier only, as in Kafka: `vltava topics describe` shows the remote tier's too) and offset lag per partition, future replicas of moves, total and usable bytes (v4); a failed dir is KAFKA_STORAGE_ERROR",
 		[]string{broker("admin_test.go"), broker("alter_replica_log_dirs_test.go"), broker("log_dir_failure_test.go"), suiteJBOD}},
 	kmsg.AlterReplicaLogDirs: {"JBOD: the replica is copied to a future log in the destination dir while it serves (paced by replica.alter.log.dirs.io.max.bytes.per.second), then takes over; v0 is below Kafka 4's baseline (KIP-896)",
 		[]string{broker("alter_replica_log_dirs_test.go"), suiteJBOD}},
