@@ -37,6 +37,15 @@ type Distributed struct {
 	// any had, whose transactional ids are fenced before the next
 	// generation is committed. Guarded by core.mu.
 	fenceCounts map[string]int
+	// loggerLevels are the logger-cluster-<namespace> records read after
+	// start-up and before onLogger was set, in order, replayed to it when
+	// it is. Those read at start-up (started false) are ignored, as
+	// Kafka's KafkaConfigBackingStore ignores them: a cluster-wide level
+	// reaches the workers running when it is set, not later ones. Guarded
+	// by core.mu.
+	loggerLevels [][2]string
+	onLogger     func(namespace, level string)
+	started      bool
 
 	kick   chan struct{} // asks the herder goroutine to reconcile (buffered 1)
 	cancel context.CancelFunc
@@ -84,6 +93,9 @@ func NewDistributed(cfg *worker.Config, log *slog.Logger) (*Distributed, error) 
 	if err := d.statusLog.ReadToEnd(ctx); err != nil {
 		return fail(err)
 	}
+	d.mu.Lock()
+	d.started = true
+	d.mu.Unlock()
 	c.onStatus = d.publishStatus
 	c.onTopic = d.publishTopic
 	c.onReconfigure = func(string) { d.poke() }
@@ -347,6 +359,25 @@ func (d *Distributed) applyConfig(r *kgo.Record) {
 			d.fenceCounts[name] = v.TaskCount
 		}
 		d.mu.Unlock()
+	case strings.HasPrefix(key, "logger-cluster-"):
+		var v struct {
+			Level *string `json:"level"`
+		}
+		ns := strings.TrimPrefix(key, "logger-cluster-")
+		if r.Value == nil || json.Unmarshal(r.Value, &v) != nil || v.Level == nil {
+			d.log.Warn("skipping a malformed logging level record", "key", key)
+			return
+		}
+		d.mu.Lock()
+		switch {
+		case !d.started:
+			d.log.Debug("ignoring a logging level set before this worker started", "namespace", ns)
+		case d.onLogger != nil:
+			d.onLogger(ns, *v.Level)
+		default:
+			d.loggerLevels = append(d.loggerLevels, [2]string{ns, *v.Level})
+		}
+		d.mu.Unlock()
 	case key == "session-key":
 		// The sessioned protocol's key; requests between workers are
 		// forwarded REST calls, not signed internal ones.
@@ -357,6 +388,26 @@ func (d *Distributed) applyConfig(r *kgo.Record) {
 	if changed {
 		d.poke()
 	}
+}
+
+// PutLoggerLevel writes a cluster-wide logging level (KIP-976) to the
+// config topic; every worker applies it when it reads the record.
+func (d *Distributed) PutLoggerLevel(ctx context.Context, namespace, level string) error {
+	return d.writeConfig(ctx, [2]any{"logger-cluster-" + namespace, map[string]string{"level": level}})
+}
+
+// OnLoggerLevel sets the function that applies the cluster-wide logging
+// levels read from the config topic from now on, and replays those read
+// since start-up. f is called on the config reader goroutine and must not
+// call the herder.
+func (d *Distributed) OnLoggerLevel(f func(namespace, level string)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.onLogger = f
+	for _, l := range d.loggerLevels {
+		f(l[0], l[1])
+	}
+	d.loggerLevels = nil
 }
 
 // --- the status topic ---

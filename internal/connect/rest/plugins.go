@@ -1,7 +1,9 @@
 package rest
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -220,7 +222,37 @@ func (a *API) validate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, validationJSON(v))
 }
 
-// --- loggers (KIP-495) ---
+// --- loggers (KIP-495, KIP-976) ---
+
+// clusterLoggers is a distributed herder's cluster-wide logging levels.
+type clusterLoggers interface {
+	PutLoggerLevel(ctx context.Context, namespace, level string) error
+	OnLoggerLevel(f func(namespace, level string))
+}
+
+// applyClusterLevel applies a cluster-wide level read from the config
+// topic to namespace and its descendants (every logger, for root).
+func (a *API) applyClusterLevel(namespace, level string) {
+	if a.levels == nil {
+		return
+	}
+	names := []string{namespace}
+	for _, n := range a.levels.Names() {
+		if n != namespace && (namespace == logging.RootLogger || strings.HasPrefix(n, namespace+".")) {
+			names = append(names, n)
+		}
+	}
+	now := time.Now().UnixMilli()
+	for _, n := range names {
+		if err := a.levels.Set(n, level); err != nil {
+			slog.Warn("ignoring an invalid cluster-wide logging level", "logger", namespace, "level", level, "err", err)
+			return
+		}
+		a.mu.Lock()
+		a.loggerTimes[n] = now
+		a.mu.Unlock()
+	}
+}
 
 type levelJSON struct {
 	Level        string `json:"level"`
@@ -273,11 +305,8 @@ func (a *API) setLogger(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := r.URL.Query().Get("scope")
-	if scope != "" && !strings.EqualFold(scope, "worker") {
-		if strings.EqualFold(scope, "cluster") {
-			writeError(w, 400, "Cluster-wide log level changes are not supported: use scope=worker on each worker")
-			return
-		}
+	cluster := strings.EqualFold(scope, "cluster")
+	if scope != "" && !cluster && !strings.EqualFold(scope, "worker") {
 		writeError(w, 400, "Invalid scope "+scope+"; must be one of 'worker' or 'cluster'")
 		return
 	}
@@ -289,6 +318,17 @@ func (a *API) setLogger(w http.ResponseWriter, r *http.Request) {
 	if _, ok := logging.ParseLog4jLevel(lvl); !ok {
 		writeError(w, 400, "Invalid log level '"+lvl+"'.")
 		return
+	}
+	if cluster {
+		if cl, ok := a.h.(clusterLoggers); ok {
+			if err := cl.PutLoggerLevel(r.Context(), name, strings.ToUpper(lvl)); err != nil {
+				a.fail(w, r, nil, err)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		slog.Warn("cluster-wide logging level changes are not supported in standalone mode; applying the level to this worker only", "logger", name, "level", lvl)
 	}
 	if err := a.levels.Set(name, lvl); err != nil {
 		writeError(w, 400, err.Error())

@@ -41,6 +41,9 @@ type API struct {
 // New returns the API on a herder; levels are the process's loggers.
 func New(h herder.Herder, levels *logging.Levels) *API {
 	a := &API{h: h, levels: levels, client: &http.Client{Timeout: 90 * time.Second}, loggerTimes: map[string]int64{}}
+	if cl, ok := h.(clusterLoggers); ok {
+		cl.OnLoggerLevel(a.applyClusterLevel)
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {
